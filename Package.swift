@@ -1,0 +1,119 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Retract",
+    // RetractKit is imported by iOS apps: these are its deployment floors.
+    platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6)],
+    products: [
+        .library(name: "RetractKit", targets: ["RetractKit"]),
+        .library(name: "RetractAPNs", targets: ["RetractAPNs"]),
+        .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
+        .executable(name: "retract", targets: ["retract"]),
+        .executable(name: "retract-bench", targets: ["retract-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // Foundation only: no package dependency may be added here.
+        .target(name: "RetractKit"),
+        .target(
+            name: "RetractAPNs",
+            dependencies: [
+                "RetractKit",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "APNsSimulator",
+            dependencies: [
+                "RetractAPNs",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "retract",
+            dependencies: [
+                "RetractKit",
+                "RetractAPNs",
+                "APNsSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "retract-bench",
+            dependencies: [
+                "RetractKit",
+                "RetractAPNs",
+                "APNsSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "RetractKitTests",
+            dependencies: [
+                "RetractKit",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "RetractAPNsTests",
+            dependencies: [
+                "RetractAPNs",
+                "APNsSimulator",
+                "RetractKit",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
+        .testTarget(
+            name: "APNsSimulatorTests",
+            dependencies: ["APNsSimulator", "RetractAPNs"]
+        ),
+        .testTarget(
+            // Runs the built `retract` binary as a user would; depending on the
+            // executable target makes `swift build --build-tests` build it.
+            name: "retractTests",
+            dependencies: [
+                "retract",
+                "RetractKit",
+                "RetractAPNs",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+    ]
+)

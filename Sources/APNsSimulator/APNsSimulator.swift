@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// A stand-in for APNs: an HTTP/2 server over TLS that validates requests and
+/// answers like APNs, keeps what each device would have received, and
+/// misbehaves on request (see ``SimulatorFaults``).
+///
+/// ```swift
+/// let simulator = try await APNsSimulator.start(SimulatorConfiguration(tokenKeys: [key]))
+/// // point an APNsClient at .custom(host: "127.0.0.1", port: simulator.port),
+/// // trusting simulator.certificateAuthorityPEM
+/// let pushes = simulator.inbox(for: deviceToken)
+/// try await simulator.stop()
+/// ```
+public final class APNsSimulator: Sendable {
+    /// The port the HTTP/2 server listens on.
+    public let port: Int
+    /// The port of the plain-HTTP inbox endpoint, when one was asked for.
+    public let inboxPort: Int?
+    /// The PEM of the authority that issued the server certificate: what a
+    /// client must trust. Nil when the certificate came from files.
+    public let certificateAuthorityPEM: String?
+
+    private let server: any Channel
+    private let inboxServer: (any Channel)?
+    private let inbox: SimulatorInbox
+
+    private init(
+        server: any Channel,
+        inboxServer: (any Channel)?,
+        inbox: SimulatorInbox,
+        certificateAuthorityPEM: String?
+    ) {
+        self.server = server
+        self.inboxServer = inboxServer
+        self.inbox = inbox
+        self.certificateAuthorityPEM = certificateAuthorityPEM
+        port = server.localAddress?.port ?? 0
+        inboxPort = inboxServer?.localAddress?.port
+    }
+
+    public static func start(
+        _ configuration: SimulatorConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> APNsSimulator {
+        let (tls, authorityPEM) = try makeTLSContext(configuration)
+        let inbox = SimulatorInbox(recordsPushes: configuration.recordsInbox)
+        let rules = SimulatorRules(configuration: configuration)
+        let now = configuration.now
+        let settings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.faults.maxConcurrentStreams),
+            HTTP2Setting(parameter: .initialWindowSize, value: configuration.faults.initialWindowSize),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
+        ]
+        let (connection, stream) = http2Configuration(settings: settings)
+        let server = try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        NIOSSLServerHandler(context: tls),
+                        RawFrameWriter(),
+                        NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream),
+                        SimulatorConnectionHandler(rules: rules, inbox: inbox, now: now),
+                    ])
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+        var inboxServer: (any Channel)?
+        if let inboxPort = configuration.inboxPort {
+            inboxServer = try await ServerBootstrap(group: eventLoopGroup)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(InboxHTTPHandler(inbox: inbox))
+                    }
+                }
+                .bind(host: configuration.host, port: inboxPort)
+                .get()
+        }
+        if case .selfSigned(let folder?) = configuration.tls, let authorityPEM {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(authorityPEM.utf8).write(to: folder.appendingPathComponent("simulator-ca.pem"), options: .atomic)
+        }
+        return APNsSimulator(server: server, inboxServer: inboxServer, inbox: inbox, certificateAuthorityPEM: authorityPEM)
+    }
+
+    /// The pushes `deviceToken` (hex, either case) was sent and the simulator accepted, oldest first.
+    public func inbox(for deviceToken: String) -> [ReceivedPush] {
+        inbox.pushes(for: deviceToken)
+    }
+
+    /// Every device's accepted pushes, by lowercase hex token.
+    public var inboxes: [String: [ReceivedPush]] { inbox.all }
+
+    public var statistics: SimulatorStatistics { inbox.statistics }
+
+    /// Forgets the pushes received so far (statistics stay).
+    public func clearInbox() {
+        inbox.clear()
+    }
+
+    /// Returns when the server stops: for a process that only runs the simulator.
+    public func waitUntilStopped() async throws {
+        try await server.closeFuture.get()
+    }
+
+    public func stop() async throws {
+        try await server.close()
+        try await inboxServer?.close()
+    }
+
+    /// A client sends as fast as it is let: the simulator must not take that
+    /// for an attack.
+    private static func http2Configuration(
+        settings: HTTP2Settings
+    ) -> (NIOHTTP2Handler.ConnectionConfiguration, NIOHTTP2Handler.StreamConfiguration) {
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = settings
+        connection.maximumConnectionGlitches = .max
+        var stream = NIOHTTP2Handler.StreamConfiguration()
+        stream.streamErrorRateLimit.maximumCount = .max
+        stream.streamResetFrameRateLimit.maximumCount = .max
+        return (connection, stream)
+    }
+
+    private static func makeTLSContext(_ configuration: SimulatorConfiguration) throws -> (NIOSSLContext, String?) {
+        var tls: TLSConfiguration
+        var authorityPEM: String?
+        switch configuration.tls {
+        case .selfSigned:
+            let authority = try SimulatorCertificates.makeAuthority()
+            let server = try SimulatorCertificates.issueServerCertificate(from: authority)
+            tls = TLSConfiguration.makeServerConfiguration(
+                certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(server.certificatePEM.utf8), format: .pem))],
+                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(server.privateKeyPEM.utf8), format: .pem))
+            )
+            authorityPEM = authority.certificatePEM
+        case .files(let chain, let key):
+            tls = TLSConfiguration.makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(chain).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            )
+        }
+        tls.applicationProtocols = ["h2"]
+        if !configuration.clientCertificateRootsPEM.isEmpty {
+            tls.trustRoots = .certificates(
+                try configuration.clientCertificateRootsPEM.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) }
+            )
+            tls.certificateVerification = .optionalVerification
+        }
+        return (try NIOSSLContext(configuration: tls), authorityPEM)
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// A push the simulator accepted, as the device would get it.
+public struct ReceivedPush: Sendable, Hashable, Codable {
+    public var apnsID: UUID
+    /// The request's headers, pseudo-headers included; the authorization
+    /// header is left out.
+    public var headers: [String: String]
+    public var body: Data
+    public var receivedAt: Date
+
+    /// The body as the `userInfo` dictionary iOS would hand the app.
+    public var userInfo: [AnyHashable: Any] {
+        (try? JSONSerialization.jsonObject(with: body)) as? [AnyHashable: Any] ?? [:]
+    }
+
+    public var pushType: String? { headers["apns-push-type"] }
+    public var collapseID: String? { headers["apns-collapse-id"] }
+}
+
+/// What the simulator has seen, across connections.
+public struct SimulatorStatistics: Sendable, Hashable, Codable {
+    public var accepted = 0
+    public var rejected = 0
+    public var rejectedByReason: [String: Int] = [:]
+    public var connections = 0
+    /// Distinct provider tokens accepted.
+    public var providerTokens = 0
+    public var goAwaysSent = 0
+    /// The most streams one connection had open (received, not yet answered) at once.
+    public var peakConcurrentStreams = 0
+}
+
+/// The per-device record of accepted pushes, and the counters.
+final class SimulatorInbox: Sendable {
+    private struct State {
+        var pushes: [String: [ReceivedPush]] = [:]
+        var statistics = SimulatorStatistics()
+        var providerTokens = Set<String>()
+        var attempts: [String: UInt64] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let recordsPushes: Bool
+
+    init(recordsPushes: Bool) {
+        self.recordsPushes = recordsPushes
+    }
+
+    func accepted(_ push: ReceivedPush, token: String) {
+        state.withLockedValue { state in
+            state.statistics.accepted += 1
+            if recordsPushes { state.pushes[token, default: []].append(push) }
+        }
+    }
+
+    func rejected(_ reason: String) {
+        state.withLockedValue { state in
+            state.statistics.rejected += 1
+            state.statistics.rejectedByReason[reason, default: 0] += 1
+        }
+    }
+
+    func tokenAccepted(_ token: String) {
+        state.withLockedValue { state in
+            if state.providerTokens.insert(token).inserted { state.statistics.providerTokens += 1 }
+        }
+    }
+
+    func connectionOpened() {
+        state.withLockedValue { $0.statistics.connections += 1 }
+    }
+
+    func openStreams(_ count: Int) {
+        state.withLockedValue { $0.statistics.peakConcurrentStreams = max($0.statistics.peakConcurrentStreams, count) }
+    }
+
+    func goAwaySent() {
+        state.withLockedValue { $0.statistics.goAwaysSent += 1 }
+    }
+
+    /// Counts the requests for `token`: the nth request's number, from 0.
+    func nextAttempt(for token: String) -> UInt64 {
+        state.withLockedValue { state in
+            let attempt = state.attempts[token, default: 0]
+            state.attempts[token] = attempt + 1
+            return attempt
+        }
+    }
+
+    func pushes(for token: String) -> [ReceivedPush] {
+        state.withLockedValue { $0.pushes[token.lowercased()] ?? [] }
+    }
+
+    var all: [String: [ReceivedPush]] {
+        state.withLockedValue { $0.pushes }
+    }
+
+    var statistics: SimulatorStatistics {
+        state.withLockedValue { $0.statistics }
+    }
+
+    func clear() {
+        state.withLockedValue { state in
+            state.pushes = [:]
+            state.attempts = [:]
+        }
+    }
+}
+
+/// A number in [0, 1) fixed by the seed, the token and the attempt: the same
+/// run of requests meets the same faults, whatever the interleaving.
+enum FaultDice {
+    static func roll(seed: UInt64, token: String, attempt: UInt64) -> Double {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        var mixed = seed &+ hash &+ attempt &* 0x9E37_79B9_7F4A_7C15
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed >> 31
+        return Double(mixed >> 11) / Double(UInt64(1) << 53)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import NIOCore
+import NIOHPACK
+import RetractAPNs
+
+/// One request as the simulator received it.
+struct IncomingPush {
+    var headers: HPACKHeaders
+    var body: ByteBuffer?
+}
+
+/// The simulator's answer to one request.
+enum SimulatorVerdict: Equatable {
+    case accept(deviceToken: String, apnsID: UUID)
+    case reject(status: Int, reason: APNsReason, timestamp: Date?, apnsID: UUID)
+}
+
+/// How one connection authenticated so far.
+struct ConnectionAuthentication {
+    /// A client certificate the simulator trusts was presented.
+    var hasClientCertificate = false
+    /// The provider token in use on this connection, and since when.
+    var currentToken: String?
+    var currentTokenSince: Date?
+    /// Tokens already verified on this connection, with what they say.
+    var verified: [String: APNsJWT.Claims] = [:]
+}
+
+/// APNs's checks, in APNs's order, as pure logic over one request.
+struct SimulatorRules {
+    var tokenKeys: [String: SimulatorTokenKey]
+    var topics: Set<String>?
+    var faults: SimulatorFaults
+
+    static let tokenLifetime: TimeInterval = 60 * 60
+    static let minimumTokenInterval: TimeInterval = 20 * 60
+    static let validPushTypes = Set(APNsPushType.allCases.map(\.rawValue))
+
+    init(configuration: SimulatorConfiguration) {
+        tokenKeys = Dictionary(configuration.tokenKeys.map { ($0.keyID, $0) }, uniquingKeysWith: { _, last in last })
+        topics = configuration.topics
+        faults = configuration.faults
+    }
+
+    /// - Parameters:
+    ///   - roll: a number in [0, 1) for the random faults, fixed per token and attempt.
+    func check(
+        _ push: IncomingPush,
+        authentication: inout ConnectionAuthentication,
+        now: Date,
+        roll: (String) -> Double
+    ) -> SimulatorVerdict {
+        let headers = push.headers
+        let requestedID = headers.first(name: "apns-id")
+        let apnsID = requestedID.flatMap(UUID.init(uuidString:)) ?? UUID()
+        func reject(_ reason: APNsReason, timestamp: Date? = nil) -> SimulatorVerdict {
+            .reject(status: reason.status ?? 400, reason: reason, timestamp: timestamp, apnsID: apnsID)
+        }
+
+        guard headers.first(name: ":method") == "POST" else { return reject(.methodNotAllowed) }
+        guard let path = headers.first(name: ":path"), path.hasPrefix("/3/device/") else { return reject(.badPath) }
+        let deviceToken = String(path.dropFirst("/3/device/".count))
+        guard !deviceToken.isEmpty else { return reject(.missingDeviceToken) }
+        guard DeviceTokenFormat.isValid(deviceToken) else { return reject(.badDeviceToken) }
+        for name in ["authorization", "apns-id", "apns-topic", "apns-push-type", "apns-priority", "apns-expiration", "apns-collapse-id"]
+        where headers[name].count > 1 {
+            return reject(.duplicateHeaders)
+        }
+        if requestedID != nil, UUID(uuidString: requestedID!) == nil { return reject(.badMessageId) }
+
+        if let refusal = authenticate(headers.first(name: "authorization"), authentication: &authentication, now: now) {
+            return reject(refusal)
+        }
+
+        guard let topic = headers.first(name: "apns-topic"), !topic.isEmpty else { return reject(.missingTopic) }
+        if let topics, !topics.contains(topic) { return reject(.topicDisallowed) }
+        guard let pushType = headers.first(name: "apns-push-type"), Self.validPushTypes.contains(pushType) else {
+            return reject(.invalidPushType)
+        }
+        let priority = headers.first(name: "apns-priority") ?? (pushType == "background" ? "5" : "10")
+        guard ["10", "5", "1"].contains(priority), pushType != "background" || priority == "5" else { return reject(.badPriority) }
+        if let expiration = headers.first(name: "apns-expiration"), Int64(expiration) == nil { return reject(.badExpirationDate) }
+        if let collapseID = headers.first(name: "apns-collapse-id"), collapseID.utf8.count > 64 { return reject(.badCollapseId) }
+
+        let size = push.body?.readableBytes ?? 0
+        guard size > 0 else { return reject(.payloadEmpty) }
+        guard size <= (pushType == "voip" ? 5120 : 4096) else { return reject(.payloadTooLarge) }
+        // APNs documents no reason for a body that is not a JSON object; PayloadEmpty is the nearest.
+        guard let body = push.body, (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) is [String: Any] else {
+            return reject(.payloadEmpty)
+        }
+
+        let token = deviceToken.lowercased()
+        if let since = faults.unregisteredTokens[token] { return reject(.unregistered, timestamp: since) }
+        if faults.badDeviceTokens.contains(token) { return reject(.badDeviceToken) }
+        let dice = faults.tooManyRequestsRate + faults.serviceUnavailableRate > 0 ? roll(token) : 1
+        if dice < faults.tooManyRequestsRate { return reject(.tooManyRequests) }
+        if dice < faults.tooManyRequestsRate + faults.serviceUnavailableRate { return reject(.serviceUnavailable) }
+        return .accept(deviceToken: token, apnsID: apnsID)
+    }
+
+    /// Nil when the request may go on; otherwise why it is refused.
+    private func authenticate(
+        _ authorization: String?,
+        authentication: inout ConnectionAuthentication,
+        now: Date
+    ) -> APNsReason? {
+        guard let authorization else {
+            return authentication.hasClientCertificate ? nil : .missingProviderToken
+        }
+        guard authorization.lowercased().hasPrefix("bearer ") else { return .invalidProviderToken }
+        let token = String(authorization.dropFirst("bearer ".count))
+        let claims: APNsJWT.Claims
+        if let known = authentication.verified[token] {
+            claims = known
+        } else {
+            do {
+                claims = try APNsJWT.verify(token[...]) { tokenKeys[$0]?.publicKey }
+            } catch {
+                return .invalidProviderToken
+            }
+            guard tokenKeys[claims.keyID]?.teamID == claims.teamID else { return .invalidProviderToken }
+            if authentication.verified.count > 8 { authentication.verified.removeAll() }
+            authentication.verified[token] = claims
+        }
+        guard now.timeIntervalSince(claims.issuedAt) <= Self.tokenLifetime else { return .expiredProviderToken }
+        if token != authentication.currentToken {
+            if let since = authentication.currentTokenSince, now.timeIntervalSince(since) < Self.minimumTokenInterval {
+                return .tooManyProviderTokenUpdates
+            }
+            authentication.currentToken = token
+            authentication.currentTokenSince = now
+        }
+        return nil
+    }
+}
+
+enum DeviceTokenFormat {
+    static func isValid(_ token: String) -> Bool {
+        token.utf8.count.isMultiple(of: 2)
+            && token.utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0)
+            }
+    }
+}

@@ -1,0 +1,75 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// One long-lived TLS + HTTP/2 connection to APNs.
+final class APNsConnection: Sendable {
+    private let channel: any Channel
+    private let handler: NIOLoopBound<APNsConnectionHandler>
+
+    private init(channel: any Channel, handler: NIOLoopBound<APNsConnectionHandler>) {
+        self.channel = channel
+        self.handler = handler
+    }
+
+    static func connect(
+        host: String,
+        port: Int,
+        tls: NIOSSLContext,
+        on eventLoop: any EventLoop,
+        timeout: TimeAmount,
+        events: APNsConnectionHandler.Events
+    ) -> EventLoopFuture<APNsConnection> {
+        // SNI carries host names only, never addresses.
+        let serverName = host.isIPAddress ? nil : host
+        return ClientBootstrap(group: eventLoop)
+            .connectTimeout(timeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let settings = [
+                        HTTP2Setting(parameter: .enablePush, value: 0),
+                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                        HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
+                    ]
+                    var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+                    configuration.initialSettings = settings
+                    // The headers sent are built here and checked by APNs; validating
+                    // every header block again costs a tenth of the event loop's time.
+                    configuration.headerBlockValidation = .disabled
+                    try channel.pipeline.syncOperations.addHandlers([
+                        try NIOSSLClientHandler(context: tls, serverHostname: serverName),
+                        NIOHTTP2Handler(mode: .client, connectionConfiguration: configuration),
+                        APNsConnectionHandler(events: events),
+                    ])
+                }
+            }
+            .connect(host: host, port: port)
+            .flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self)
+                return APNsConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+            }
+    }
+
+    func submit(_ exchange: APNsExchange) {
+        if channel.eventLoop.inEventLoop {
+            handler.value.submit(exchange)
+        } else {
+            channel.eventLoop.execute { self.handler.value.submit(exchange) }
+        }
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+
+    var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+}
+
+extension String {
+    fileprivate var isIPAddress: Bool {
+        (try? SocketAddress(ipAddress: self, port: 0)) != nil
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// Builds what Retract sends: the custom data of an original notification and
+/// the bodies of retraction pushes, in one ``PayloadDialect``.
+///
+/// A retraction body is a background push and nothing else:
+/// ```json
+/// {"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"msg-8812","isReferredNotificationMustRemoved":true}}
+/// ```
+public struct PayloadBuilder: Hashable, Sendable {
+    /// APNs answers `413 PayloadTooLarge` to anything larger.
+    public static let maximumBodySize = 4096
+
+    public var dialect: PayloadDialect
+
+    public init(dialect: PayloadDialect = .canonical) {
+        self.dialect = dialect
+    }
+
+    // MARK: - Originals
+
+    /// The custom data object an original carries, such as
+    /// `{"pushNotificationReferenceId":"msg-8812"}`.
+    public func originalCustomData(for reference: ReferenceID) throws -> Data {
+        Data(Array("{\(JSONText.quoted(dialect.referenceIDKey)):".utf8) + (try encodedReference(reference)) + [UInt8(ascii: "}")])
+    }
+
+    /// `payload` (a JSON object, the notification as the caller wrote it) with
+    /// the reference written into its custom data. Other keys of existing custom
+    /// data are kept; an existing reference is replaced.
+    public func originalPayload(_ payload: Data, reference: ReferenceID) throws -> Data {
+        guard var object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] else {
+            throw RetractPayloadError.invalidJSON(key: "payload", reason: "the payload must be a JSON object")
+        }
+        for other in PayloadDialect.allCases where other != dialect && object[other.customDataKey] != nil {
+            throw RetractPayloadError.invalidValue(
+                key: other.customDataKey,
+                reason: "this app writes custom data under \(dialect.customDataKey); move it there"
+            )
+        }
+        var customData: [String: Any] = [:]
+        if let existing = object[dialect.customDataKey], !(existing is NSNull) {
+            let parsed = try NotificationCustomData(userInfoValue: existing, path: dialect.customDataKey)
+            guard !parsed.mustRemoveReferred else {
+                throw RetractPayloadError.invalidValue(
+                    key: "\(dialect.customDataKey).\(dialect.mustRemoveKey)",
+                    reason: "an original must not carry the removal flag"
+                )
+            }
+            customData = try JSONSerialization.jsonObject(with: originalCustomData(of: existing)) as? [String: Any] ?? [:]
+            // Every spelling of an existing reference goes, so only ours is read.
+            for key in PayloadDialect.allCases.map(\.referenceIDKey) + [PayloadDialect.referenceIDsKey] {
+                customData[key] = nil
+            }
+        }
+        let ownData = try JSONSerialization.jsonObject(with: originalCustomData(for: reference)) as? [String: Any] ?? [:]
+        customData.merge(ownData) { _, own in own }
+        object[dialect.customDataKey] = customData
+        let body = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        try Self.checkSize(body)
+        return body
+    }
+
+    /// Existing custom data (an object, or a JSON string or Data holding one) as JSON bytes.
+    private func originalCustomData(of existing: Any) throws -> Data {
+        switch existing {
+        case let data as Data: data
+        case let string as String: Data(string.utf8)
+        default: try JSONSerialization.data(withJSONObject: existing)
+        }
+    }
+
+    // MARK: - Retractions
+
+    /// The bodies of the retraction push for one device.
+    ///
+    /// In the canonical dialect all references go into one body, split into the
+    /// fewest bodies that fit when they exceed ``maximumBodySize`` (see
+    /// docs/payload.md for how the split is found). The legacy
+    /// dialect's clients read one reference per push, so it makes one body per
+    /// reference. Repeated references are sent once.
+    public func retractionBodies(for references: some Sequence<ReferenceID>) throws -> [Data] {
+        var seen = Set<ReferenceID>()
+        let encoded = try references.filter { seen.insert($0).inserted }.map(encodedReference)
+        let template = RetractionTemplate.of(dialect)
+        switch dialect {
+        case .legacy:
+            return try encoded.map { reference in
+                let body = template.body([reference])
+                try Self.checkSize(body)
+                return body
+            }
+        case .canonical:
+            let packing = BodyPacking(
+                singleOverhead: template.singleOverhead,
+                batchOverhead: template.batchOverhead,
+                limit: Self.maximumBodySize
+            )
+            return try packing.pack(encoded.map(\.count)).map { indices in
+                template.body(indices.map { encoded[$0] })
+            }
+        }
+    }
+
+    /// Throws ``RetractPayloadError/bodyTooLarge(size:limit:)`` when `body` is over `limit`.
+    public static func checkSize(_ body: Data, limit: Int = maximumBodySize) throws {
+        guard body.count <= limit else { throw RetractPayloadError.bodyTooLarge(size: body.count, limit: limit) }
+    }
+
+    /// A reference as the dialect writes it: a JSON string, or an integer in the
+    /// legacy dialect.
+    private func encodedReference(_ reference: ReferenceID) throws -> [UInt8] {
+        guard !reference.rawValue.isEmpty else {
+            throw RetractPayloadError.invalidValue(key: dialect.referenceIDKey, reason: "a reference must not be empty")
+        }
+        switch dialect {
+        case .canonical:
+            var bytes: [UInt8] = []
+            JSONText.appendQuoted(reference.rawValue, to: &bytes)
+            return bytes
+        case .legacy:
+            guard let integer = reference.integerValue else { throw RetractPayloadError.referenceNotAnInteger(reference) }
+            return Array(String(integer).utf8)
+        }
+    }
+}
+
+/// The fixed bytes around the references of a retraction body.
+private struct RetractionTemplate {
+    var singlePrefix: [UInt8]
+    var singleSuffix: [UInt8]
+    var batchPrefix: [UInt8]
+    var batchSuffix: [UInt8]
+
+    static let canonical = RetractionTemplate(.canonical)
+    static let legacy = RetractionTemplate(.legacy)
+
+    static func of(_ dialect: PayloadDialect) -> RetractionTemplate {
+        switch dialect {
+        case .canonical: canonical
+        case .legacy: legacy
+        }
+    }
+
+    private init(_ dialect: PayloadDialect) {
+        let head = #"{"aps":{"content-available":1},"# + JSONText.quoted(dialect.customDataKey) + ":{"
+        let flag = "," + JSONText.quoted(dialect.mustRemoveKey) + ":true}}"
+        singlePrefix = Array((head + JSONText.quoted(dialect.referenceIDKey) + ":").utf8)
+        singleSuffix = Array(flag.utf8)
+        batchPrefix = Array((head + JSONText.quoted(PayloadDialect.referenceIDsKey) + ":[").utf8)
+        batchSuffix = Array(("]" + flag).utf8)
+    }
+
+    var singleOverhead: Int { singlePrefix.count + singleSuffix.count }
+    var batchOverhead: Int { batchPrefix.count + batchSuffix.count }
+
+    /// A body carrying already-encoded references.
+    func body(_ references: [[UInt8]]) -> Data {
+        guard references.count != 1 else { return Data(singlePrefix + references[0] + singleSuffix) }
+        var bytes = batchPrefix
+        for (index, reference) in references.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += reference
+        }
+        return Data(bytes + batchSuffix)
+    }
+}

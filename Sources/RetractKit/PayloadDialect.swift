@@ -1,0 +1,41 @@
+/// The spelling a payload uses for its custom data.
+///
+/// Decoding always accepts both; building writes the dialect an app is
+/// configured with.
+public enum PayloadDialect: String, Sendable, Hashable, Codable, CaseIterable {
+    /// `notificationCustomData`, `pushNotificationReferenceId` (a string),
+    /// `pushNotificationReferenceIds`, `isReferredNotificationMustRemoved`.
+    case canonical
+    /// The article's exact keys, for apps whose clients already run its code:
+    /// `notifcationCustomData`, `pushNotificationReferanceId` (an integer),
+    /// `isReferedNotificationMustRemoved`. Its clients read one reference per
+    /// push, so a retraction carries one reference per body.
+    case legacy
+
+    /// The key next to `aps` that holds the custom data.
+    public var customDataKey: String {
+        switch self {
+        case .canonical: "notificationCustomData"
+        case .legacy: "notifcationCustomData"
+        }
+    }
+
+    /// The key of the single reference inside the custom data.
+    public var referenceIDKey: String {
+        switch self {
+        case .canonical: "pushNotificationReferenceId"
+        case .legacy: "pushNotificationReferanceId"
+        }
+    }
+
+    /// The key of the removal flag inside the custom data.
+    public var mustRemoveKey: String {
+        switch self {
+        case .canonical: "isReferredNotificationMustRemoved"
+        case .legacy: "isReferedNotificationMustRemoved"
+        }
+    }
+
+    /// The key of a batch of references; only the canonical dialect has one.
+    public static let referenceIDsKey = "pushNotificationReferenceIds"
+}

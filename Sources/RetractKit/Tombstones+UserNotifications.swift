@@ -1,0 +1,11 @@
+#if canImport(UserNotifications)
+import UserNotifications
+
+extension Tombstones {
+    /// For `UNNotificationServiceExtension.didReceive(_:withContentHandler:)`:
+    /// whether `request` was retracted before it arrived.
+    public func wasRetracted(_ request: UNNotificationRequest) -> Bool {
+        wasRetracted(identifier: request.identifier, userInfo: request.content.userInfo)
+    }
+}
+#endif

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Remembers recently retracted references, so that an original arriving after
+/// its retraction (APNs delivers in no guaranteed order, and holds pushes for
+/// offline devices) can be recognised and dropped.
+///
+/// The app records through ``RetractionHandler``; a Notification Service
+/// Extension asks ``wasRetracted(identifier:userInfo:)``. Both processes read
+/// and write the same storage (a shared app group); each call reads it afresh.
+public final class Tombstones: @unchecked Sendable {
+    // @unchecked: the stored properties are immutable and Sendable but for
+    // `lock`, which makes each read-modify-write of the storage atomic within
+    // this process.
+    public static let defaultLimit = 256
+    public static let defaultLifetime: TimeInterval = 7 * 24 * 60 * 60
+
+    private let storage: any TombstoneStorage
+    private let limit: Int
+    private let lifetime: TimeInterval
+    private let now: @Sendable () -> Date
+    private let lock = NSLock()
+
+    /// - Parameters:
+    ///   - limit: how many references are kept; the oldest go first.
+    ///   - lifetime: how long a reference is kept after its retraction.
+    ///   - now: the clock, replaceable in tests.
+    public init(
+        storage: some TombstoneStorage,
+        limit: Int = Tombstones.defaultLimit,
+        lifetime: TimeInterval = Tombstones.defaultLifetime,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.storage = storage
+        self.limit = limit
+        self.lifetime = lifetime
+        self.now = now
+    }
+
+    /// Remembers `references` as retracted now.
+    public func record(_ references: Set<ReferenceID>) throws {
+        try lock.locked {
+            var list = load()
+            list.insert(references, at: now(), limit: limit, lifetime: lifetime)
+            try storage.save(JSONEncoder().encode(list))
+        }
+    }
+
+    /// Whether `reference` was retracted within the lifetime.
+    public func contains(_ reference: ReferenceID) -> Bool {
+        lock.locked { load().contains(reference, now: now(), lifetime: lifetime) }
+    }
+
+    /// The references remembered now, oldest first.
+    public var references: [ReferenceID] {
+        lock.locked {
+            var list = load()
+            list.prune(now: now(), limit: limit, lifetime: lifetime)
+            return list.entries.map(\.reference)
+        }
+    }
+
+    /// For a Notification Service Extension: whether an arriving notification
+    /// was retracted before it arrived, by its reference or its identifier.
+    public func wasRetracted(identifier: String, userInfo: [AnyHashable: Any]) -> Bool {
+        let notification = DeliveredNotification(identifier: identifier, userInfo: userInfo)
+        let list = lock.locked { load() }
+        let at = now()
+        return [notification.referenceID, ReferenceID(identifier)].contains { reference in
+            reference.map { list.contains($0, now: at, lifetime: lifetime) } ?? false
+        }
+    }
+
+    /// Unreadable storage counts as empty: tombstones are an optimisation, and
+    /// the next record overwrites it.
+    private func load() -> TombstoneList {
+        guard let data = try? storage.load() else { return TombstoneList() }
+        return (try? JSONDecoder().decode(TombstoneList.self, from: data)) ?? TombstoneList()
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import RetractKit
+
+/// `retract match`: what a device would remove when a push arrives, computed
+/// with the same RetractKit code an app runs.
+struct Match: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show what a device would remove for a push.",
+        discussion: """
+            PUSH is the push's userInfo (a JSON object). DELIVERED is an array of \
+            {"identifier": "...", "userInfo": {...}}: the notifications showing on the device.
+
+            Prints one JSON object: {"retraction": true|false, "references": [...], "remove": [...]}.
+            Custom data a device cannot read is reported on stderr; the push then removes nothing.
+
+            Exit codes: 0 done; 2 a file is missing, unreadable, not JSON or not of the expected shape.
+            """
+    )
+
+    @Option(name: .customLong("push"), help: ArgumentHelp("The push's userInfo, a JSON object.", valueName: "PUSH.json"))
+    var pushPath: String
+
+    @Option(
+        name: .customLong("delivered"),
+        help: ArgumentHelp("The notifications showing, a JSON array.", valueName: "DELIVERED.json")
+    )
+    var deliveredPath: String
+
+    func run() async throws {
+        let userInfo: [String: Any]
+        let delivered: [DeliveredNotification]
+        do {
+            userInfo = try readPush()
+            delivered = try readDelivered()
+        } catch {
+            printError("retract match: \(error)")
+            throw ExitCode(2)
+        }
+
+        do {
+            _ = try RetractPayload.customData(in: userInfo)
+        } catch {
+            printError("retract match: warning: \(pushPath): \(error); a device treats this push as not a retraction")
+        }
+        let references = RetractPayload.retraction(in: userInfo) ?? []
+        let center = InMemoryNotificationCenter(delivered: delivered)
+        let outcome = await RetractionHandler(center: center).handle(userInfo: userInfo)
+        let removed: [String]
+        switch outcome {
+        case .removed(let identifiers): removed = identifiers
+        case .noMatch, .notARetraction: removed = []
+        }
+        print(
+            MatchReport(
+                isRetraction: outcome != .notARetraction,
+                references: references.map(\.rawValue),
+                removed: removed
+            ).json
+        )
+    }
+
+    private func readPush() throws(InputFile.Problem) -> [String: Any] {
+        let file = InputFile(path: pushPath)
+        let json = try file.json()
+        guard let object = json as? [String: Any] else {
+            throw file.problem("expected a JSON object (the push's userInfo), found \(jsonKind(json))")
+        }
+        return object
+    }
+
+    private func readDelivered() throws(InputFile.Problem) -> [DeliveredNotification] {
+        let file = InputFile(path: deliveredPath)
+        let json = try file.json()
+        guard let elements = json as? [Any] else {
+            throw file.problem("expected a JSON array of {\"identifier\", \"userInfo\"}, found \(jsonKind(json))")
+        }
+        var delivered: [DeliveredNotification] = []
+        for (index, element) in elements.enumerated() {
+            guard let object = element as? [String: Any] else {
+                throw file.problem("element \(index): expected an object, found \(jsonKind(element))")
+            }
+            guard let identifier = object["identifier"] as? String else {
+                throw file.problem("element \(index): \"identifier\" must be a string")
+            }
+            let userInfo = object["userInfo"] ?? [String: Any]()
+            guard let userInfo = userInfo as? [String: Any] else {
+                throw file.problem("element \(index): \"userInfo\" must be an object, found \(jsonKind(userInfo))")
+            }
+            delivered.append(DeliveredNotification(identifier: identifier, userInfo: userInfo))
+        }
+        return delivered
+    }
+}
+
+/// The line `retract match` prints, keys in a fixed order.
+struct MatchReport {
+    var isRetraction: Bool
+    var references: [String]
+    var removed: [String]
+
+    var json: String {
+        func list(_ strings: [String]) -> String {
+            "[" + strings.sorted().map(JSONText.quoted).joined(separator: ", ") + "]"
+        }
+        return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "remove": \#(list(removed))}"#
+    }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Retract: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retract",
+        abstract: "Take back push notifications that were already delivered.",
+        subcommands: [Match.self, SimulatorCommand.self]
+    )
+}

@@ -1,0 +1,148 @@
+import APNsSimulator
+import ArgumentParser
+import Foundation
+import NIOCore
+
+/// `retract simulator`: the APNs simulator as a process, for the demo, the
+/// benchmarks and other test suites.
+struct SimulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulator",
+        abstract: "Run a simulated APNs (HTTP/2 over TLS) until stopped.",
+        discussion: """
+            It answers like APNs: it checks provider tokens against the keys given with --key, \
+            validates paths, headers and bodies, and keeps what each device was sent, readable \
+            over plain HTTP on --inbox-port (GET /inbox/<token>, GET /stats, DELETE /inbox).
+
+            The server certificate is made at start; its authority is written to \
+            <cert-dir>/simulator-ca.pem for clients to trust.
+
+            Exit codes: 0 stopped; 2 an argument file cannot be read; 3 the server cannot start.
+            """
+    )
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The HTTP/2 port; 0 picks a free one.")
+    var port = 2197
+
+    @Option(help: "The plain-HTTP inbox port; 0 picks a free one. Off when not given.")
+    var inboxPort: Int?
+
+    @Option(help: "Where simulator-ca.pem is written.")
+    var certDir: String = "."
+
+    @Option(
+        name: .customLong("key"),
+        help: ArgumentHelp("A signing key to accept provider tokens from; repeatable.", valueName: "KEYID:TEAMID:PEM-FILE")
+    )
+    var keys: [String] = []
+
+    @Option(name: .customLong("topic"), help: "A topic to accept; repeatable. Any topic when not given.")
+    var topics: [String] = []
+
+    @Option(
+        name: .customLong("unregistered"),
+        help: ArgumentHelp("A token answered 410 Unregistered; repeatable.", valueName: "HEX[@UNIX-SECONDS]")
+    )
+    var unregistered: [String] = []
+
+    @Option(name: .customLong("bad-token"), help: ArgumentHelp("A token answered 400 BadDeviceToken; repeatable.", valueName: "HEX"))
+    var badTokens: [String] = []
+
+    @Option(name: .customLong("rate-429"), help: "The fraction of requests answered 429 TooManyRequests.")
+    var tooManyRequestsRate = 0.0
+
+    @Option(name: .customLong("rate-503"), help: "The fraction of requests answered 503 ServiceUnavailable.")
+    var serviceUnavailableRate = 0.0
+
+    @Option(help: "The seed of the random faults.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Send GOAWAY after this many streams on a connection.")
+    var goawayAfter: Int?
+
+    @Option(help: "Milliseconds added before every answer.")
+    var latencyMs = 0
+
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS.")
+    var maxStreams = 1000
+
+    @Flag(help: "Keep no inbox (for benchmarks).")
+    var noInbox = false
+
+    func run() async throws {
+        var tokenKeys: [SimulatorTokenKey] = []
+        var unregisteredTokens: [String: Date] = [:]
+        do {
+            for key in keys {
+                let parts = key.split(separator: ":", maxSplits: 2).map(String.init)
+                guard parts.count == 3 else { throw CommandFailure("--key \(key): expected KEYID:TEAMID:PEM-FILE") }
+                let file = InputFile(path: parts[2])
+                let pem = try file.text()
+                do {
+                    tokenKeys.append(try SimulatorTokenKey(keyID: parts[0], teamID: parts[1], pem: pem))
+                } catch {
+                    throw file.problem("not a P-256 key in PEM form")
+                }
+            }
+            for entry in unregistered {
+                let parts = entry.split(separator: "@", maxSplits: 1)
+                guard let token = parts.first, DeviceTokenText.isHex(token) else {
+                    throw CommandFailure("--unregistered \(entry): expected HEX[@UNIX-SECONDS]")
+                }
+                let since = parts.count == 2 ? TimeInterval(parts[1]).map(Date.init(timeIntervalSince1970:)) : Date()
+                guard let since else { throw CommandFailure("--unregistered \(entry): the time is not a number of seconds") }
+                unregisteredTokens[token.lowercased()] = since
+            }
+        } catch {
+            printError("retract simulator: \(error)")
+            throw ExitCode(2)
+        }
+        let faults = SimulatorFaults(
+            unregisteredTokens: unregisteredTokens,
+            badDeviceTokens: Set(badTokens.map { $0.lowercased() }),
+            tooManyRequestsRate: tooManyRequestsRate,
+            serviceUnavailableRate: serviceUnavailableRate,
+            seed: seed,
+            goAwayAfterStreams: goawayAfter,
+            latency: .milliseconds(Int64(latencyMs)),
+            maxConcurrentStreams: maxStreams
+        )
+        let simulator: APNsSimulator
+        do {
+            simulator = try await APNsSimulator.start(
+                SimulatorConfiguration(
+                    host: host,
+                    port: port,
+                    inboxPort: inboxPort,
+                    tls: .selfSigned(writingTo: URL(fileURLWithPath: certDir)),
+                    tokenKeys: tokenKeys,
+                    topics: topics.isEmpty ? nil : Set(topics),
+                    faults: faults,
+                    recordsInbox: !noInbox
+                )
+            )
+        } catch {
+            printError("retract simulator: cannot start on \(host):\(port): \(error)")
+            throw ExitCode(3)
+        }
+        let caPath = URL(fileURLWithPath: certDir).appendingPathComponent("simulator-ca.pem").path
+        print("APNs simulator on https://\(host):\(simulator.port) (trust \(caPath))")
+        if let inboxPort = simulator.inboxPort { print("inbox on http://\(host):\(inboxPort)") }
+        try await simulator.waitUntilStopped()
+    }
+}
+
+/// A failure of the command's own, printed as one line.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum DeviceTokenText {
+    static func isHex(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.count.isMultiple(of: 2) && text.allSatisfy(\.isHexDigit)
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import PropertyBased
+import RetractKit
+import Testing
+
+@Suite("DeviceToken")
+struct DeviceTokenTests {
+    @Test func hexRoundTrips() async {
+        await propertyCheck(input: Gen<UInt8>.value(in: 0...255).array(of: 1...100)) { bytes in
+            let token = DeviceToken(bytes: bytes)
+            #expect(DeviceToken(hex: token.hex) == token)
+            #expect(DeviceToken(hex: token.hex.uppercased()) == token)
+            #expect(token.hex.count == bytes.count * 2)
+        }
+    }
+
+    @Test(arguments: ["", "a", "abc", "zz", "0g", " 00", "00 ", "0x00", "é0"])
+    func invalidHexIsRejected(hex: String) {
+        #expect(DeviceToken(hex: hex) == nil)
+    }
+
+    @Test func appDataBecomesLowercaseHex() {
+        #expect(DeviceToken(Data([0x00, 0xAB, 0xff])).hex == "00abff")
+        #expect(DeviceToken(Data([0x01])) < DeviceToken(Data([0x01, 0x00])))
+        #expect(DeviceToken(Data([0x02])) > DeviceToken(Data([0x01, 0xff])))
+    }
+}

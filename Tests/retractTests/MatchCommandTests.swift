@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+@Suite("retract match")
+struct MatchCommandTests {
+    @Test func readmeExampleRemovesTheRetractedNotifications() throws {
+        // The command README.md gives, on the files it names.
+        let result = try RetractCLI.run(["match", "--push", "docs/examples/push.json", "--delivered", "docs/examples/delivered.json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout
+                == #"{"retraction": true, "references": ["233", "msg-8812"], "remove": ["6F1C1E0A-2B8D-4F57-9E0D-0D5B7C1A9F10", "A77B0E4C-0F0B-4C39-8D7B-2E3F0C6B5D21"]}"#
+                + "\n"
+        )
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func articlePushMatchesByCustomDataAndIdentifier() throws {
+        let scratch = try ScratchFolder()
+        let push = try scratch.file(
+            "push.json",
+            #"{"aps": {"content-available": 1}, "notifcationCustomData": {"pushNotificationReferanceId": 233, "isReferedNotificationMustRemoved": true}}"#
+        )
+        let delivered = try scratch.file(
+            "delivered.json",
+            """
+            [{"identifier": "z-by-data", "userInfo": {"notifcationCustomData": "{\\"pushNotificationReferanceId\\": \\"233\\"}"}},
+             {"identifier": "233"},
+             {"identifier": "a-other", "userInfo": {"notificationCustomData": {"pushNotificationReferenceId": 234}}}]
+            """
+        )
+        let result = try RetractCLI.run(["match", "--push", push, "--delivered", delivered])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == #"{"retraction": true, "references": ["233"], "remove": ["233", "z-by-data"]}"# + "\n")
+    }
+
+    @Test func pushThatIsNotARetractionRemovesNothing() throws {
+        let scratch = try ScratchFolder()
+        let push = try scratch.file(
+            "push.json", #"{"aps": {"alert": "hi"}, "notificationCustomData": {"pushNotificationReferenceId": "msg-8812"}}"#)
+        let result = try RetractCLI.run(["match", "--push", push, "--delivered", "docs/examples/delivered.json"])
+        #expect(result.status == 0)
+        #expect(result.stdout == #"{"retraction": false, "references": [], "remove": []}"# + "\n")
+    }
+
+    @Test func malformedCustomDataIsReportedAndRemovesNothing() throws {
+        let scratch = try ScratchFolder()
+        let push = try scratch.file(
+            "push.json", #"{"notificationCustomData": {"pushNotificationReferenceId": "a", "isReferredNotificationMustRemoved": "yes"}}"#)
+        let result = try RetractCLI.run(["match", "--push", push, "--delivered", "docs/examples/delivered.json"])
+        #expect(result.status == 0)
+        #expect(result.stdout == #"{"retraction": false, "references": [], "remove": []}"# + "\n")
+        #expect(
+            result.stderr
+                == #"retract match: warning: \#(push): notificationCustomData.isReferredNotificationMustRemoved: "yes" is not a removal flag (true, 1 or "true"); a device treats this push as not a retraction"#
+                + "\n"
+        )
+    }
+
+    /// Broken inputs: each exits 2 with one line naming the file and the problem.
+    static let brokenInputs: [(push: String?, delivered: String?, message: String)] = [
+        (nil, "[]", "PUSH: no such file"),
+        ("{}", nil, "DELIVERED: no such file"),
+        ("{\"aps\": ", "[]", "PUSH: not valid JSON"),
+        ("", "[]", "PUSH: not valid JSON"),
+        ("{}", "[{]", "DELIVERED: not valid JSON"),
+        ("[1]", "[]", "PUSH: expected a JSON object (the push's userInfo), found an array"),
+        ("{}", "{}", #"DELIVERED: expected a JSON array of {"identifier", "userInfo"}, found an object"#),
+        ("{}", "[7]", "DELIVERED: element 0: expected an object, found a number"),
+        ("{}", #"[{"identifier": "a"}, {"userInfo": {}}]"#, #"DELIVERED: element 1: "identifier" must be a string"#),
+        ("{}", #"[{"identifier": "a", "userInfo": "x"}]"#, #"DELIVERED: element 0: "userInfo" must be an object, found a string"#),
+    ]
+
+    @Test(arguments: brokenInputs.indices)
+    func brokenFileExitsTwoNamingTheFile(index: Int) throws {
+        let input = Self.brokenInputs[index]
+        let scratch = try ScratchFolder()
+        let push = try input.push.map { try scratch.file("push.json", $0) } ?? scratch.url.appendingPathComponent("missing-push.json").path
+        let delivered =
+            try input.delivered.map { try scratch.file("delivered.json", $0) } ?? scratch.url.appendingPathComponent("missing.json").path
+        let result = try RetractCLI.run(["match", "--push", push, "--delivered", delivered])
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        let expected = input.message.replacingOccurrences(of: "PUSH", with: push).replacingOccurrences(of: "DELIVERED", with: delivered)
+        #expect(result.stderr.hasPrefix("retract match: " + expected), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+
+    @Test func folderInsteadOfFileExitsTwo() throws {
+        let result = try RetractCLI.run(["match", "--push", "docs", "--delivered", "docs/examples/delivered.json"])
+        #expect(result.status == 2)
+        #expect(result.stderr == "retract match: docs: is a directory, not a file\n")
+    }
+
+    @Test func missingOptionIsAUsageError() throws {
+        let result = try RetractCLI.run(["match", "--push", "docs/examples/push.json"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--delivered"))
+    }
+}
