@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "RetractKit", targets: ["RetractKit"]),
         .library(name: "RetractAPNs", targets: ["RetractAPNs"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
+        .library(name: "RetractStore", targets: ["RetractStore"]),
         .executable(name: "retract", targets: ["retract"]),
         .executable(name: "retract-bench", targets: ["retract-bench"]),
     ],
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Foundation only: no package dependency may be added here.
@@ -61,12 +63,29 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "RetractStore",
+            dependencies: [
+                "RetractKit",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                // For ConnectionPoolError, which PostgresClient throws when it cannot connect.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            // `Migrations` links to the top-level sql/ folder: the files there
+            // are compiled into the binary, so it needs no resource bundle.
+            resources: [.embedInCode("Migrations")]
+        ),
         .executableTarget(
             name: "retract",
             dependencies: [
                 "RetractKit",
                 "RetractAPNs",
                 "APNsSimulator",
+                "RetractStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -77,6 +96,7 @@ let package = Package(
                 "RetractKit",
                 "RetractAPNs",
                 "APNsSimulator",
+                "RetractStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -100,6 +120,15 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "RetractStoreTests",
+            dependencies: [
+                "RetractStore",
+                "RetractKit",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "APNsSimulatorTests",
             dependencies: ["APNsSimulator", "RetractAPNs"]
         ),
@@ -111,7 +140,10 @@ let package = Package(
                 "retract",
                 "RetractKit",
                 "RetractAPNs",
+                "RetractStore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

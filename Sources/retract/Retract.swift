@@ -5,6 +5,6 @@ struct Retract: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retract",
         abstract: "Take back push notifications that were already delivered.",
-        subcommands: [Match.self, SimulatorCommand.self]
+        subcommands: [MigrateCommand.self, Match.self, SimulatorCommand.self]
     )
 }

@@ -97,9 +97,10 @@ func withSimulatorAndClient<Result>(
     }
 }
 
-/// Whether `condition` holds within `timeout`, checking every 10 ms: for
+/// Whether `condition` holds within `timeout` (long: the whole suite shares two
+/// cores), checking every 10 ms: for
 /// counters another event loop updates.
-func eventually(within timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+func eventually(within timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }

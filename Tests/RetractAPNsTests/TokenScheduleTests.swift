@@ -55,3 +55,37 @@ final class MovingClock: @unchecked Sendable {
     func advance(_ seconds: TimeInterval) { now += seconds }
     func set(_ date: Date) { now = date }
 }
+
+/// A clock that is skewed for its first reading and right from then on: a
+/// skew corrected while the first send is under way, without a race on when.
+final class CorrectedClock: Sendable {
+    private let skew: TimeInterval
+    private let readings = NSLock.Protected(0)
+
+    init(skew: TimeInterval) { self.skew = skew }
+
+    var now: Date {
+        let reading = readings.withValue { count in
+            count += 1
+            return count
+        }
+        return Date().addingTimeInterval(reading == 1 ? skew : 0)
+    }
+}
+
+extension NSLock {
+    /// A value only touched under a lock of its own.
+    final class Protected<Value>: @unchecked Sendable {
+        // @unchecked: `value` is read and written only inside `lock`.
+        private let lock = NSLock()
+        private var value: Value
+
+        init(_ value: Value) { self.value = value }
+
+        func withValue<Result>(_ body: (inout Value) -> Result) -> Result {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&value)
+        }
+    }
+}

@@ -46,10 +46,15 @@ struct RetractCLI {
         return process
     }
 
-    static func run(_ arguments: [String], in directory: URL = packageRoot) throws -> Result {
+    /// Runs `retract` to its end. `environment` entries are added to this
+    /// process's; a nil value removes the variable.
+    static func run(_ arguments: [String], in directory: URL = packageRoot, environment: [String: String?] = [:]) throws -> Result {
         let process = Process()
         process.executableURL = try binary
         process.arguments = arguments
+        var merged = ProcessInfo.processInfo.environment
+        for (name, value) in environment { merged[name] = value }
+        process.environment = merged
         process.currentDirectoryURL = directory
         let stdout = Pipe()
         let stderr = Pipe()

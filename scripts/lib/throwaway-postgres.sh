@@ -54,7 +54,7 @@ start_throwaway_postgres() {
         if as_postgres_user "$bin/pg_ctl" -D "$THROWAWAY_PG_DIR/data" -l "$THROWAWAY_PG_DIR/postgres.log" -w -t 60 \
             -o "-p $port -k $THROWAWAY_PG_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
             start >/dev/null; then
-            export RETRACT_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
+            export RETRACT_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
             echo "throwaway-postgres: running on 127.0.0.1:$port ($THROWAWAY_PG_DIR)" >&2
             return 0
         fi

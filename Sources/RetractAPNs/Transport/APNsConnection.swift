@@ -8,11 +8,17 @@ import NIOSSL
 final class APNsConnection: Sendable {
     private let channel: any Channel
     private let handler: NIOLoopBound<APNsConnectionHandler>
+    private let events: APNsConnectionHandler.Events
 
-    private init(channel: any Channel, handler: NIOLoopBound<APNsConnectionHandler>) {
+    private init(channel: any Channel, handler: NIOLoopBound<APNsConnectionHandler>, events: APNsConnectionHandler.Events) {
         self.channel = channel
         self.handler = handler
+        self.events = events
     }
+
+    /// False once the connection drains or closes: a request sent now would
+    /// come straight back as not processed.
+    var acceptsRequests: Bool { events.acceptsRequests.withLockedValue { $0 } }
 
     static func connect(
         host: String,
@@ -49,7 +55,7 @@ final class APNsConnection: Sendable {
             .connect(host: host, port: port)
             .flatMapThrowing { channel in
                 let handler = try channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self)
-                return APNsConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                return APNsConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), events: events)
             }
     }
 

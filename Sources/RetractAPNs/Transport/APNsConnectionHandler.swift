@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -18,6 +19,9 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     struct Events: Sendable {
         /// The connection takes no new requests (GOAWAY, a timeout, closed).
         var retired: @Sendable () -> Void
+        /// Cleared, from the event loop, when the connection stops taking
+        /// requests; the pool reads it from any thread before routing one here.
+        var acceptsRequests = NIOLockedValueBox(true)
     }
 
     private struct InFlight {
@@ -255,6 +259,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private func retire(_ context: ChannelHandlerContext) {
         guard case .open = state else { return }
         state = .draining
+        events.acceptsRequests.withLockedValue { $0 = false }
         events.retired()
         while let exchange = waiting.popFirst() { exchange.complete(.notProcessed) }
         if inFlight.isEmpty { context.close(promise: nil) }
@@ -263,6 +268,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private func close(failingInFlightWith connectionError: APNsError) {
         if case .closed = state { return }
         let error = isEstablished ? connectionError : .connectFailed(lastError.map { "\($0)" } ?? "the connection closed during setup")
+        events.acceptsRequests.withLockedValue { $0 = false }
         if case .open = state { events.retired() }
         state = .closed
         timeoutSweep?.cancel()

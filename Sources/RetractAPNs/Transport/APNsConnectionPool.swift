@@ -97,6 +97,14 @@ final class APNsConnectionPool: Sendable {
 
     private static func route(_ exchange: APNsExchange, in state: inout State) -> Route {
         guard !state.isShutDown else { return .fail(.clientShutdown) }
+        // A connection can stop taking requests before its retirement reaches
+        // the pool; sending to it would bounce the request straight back here.
+        // It closes itself once its last stream is answered.
+        for slot in state.slots.indices {
+            if case .ready(let connection) = state.slots[slot], !connection.acceptsRequests {
+                state.slots[slot] = .empty
+            }
+        }
         let index = state.next
         state.next = (state.next + 1) % state.slots.count
         let anyReady = state.slots.lazy.compactMap { slot -> APNsConnection? in

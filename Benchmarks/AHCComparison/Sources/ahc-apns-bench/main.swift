@@ -48,7 +48,9 @@ let failures = try await withThrowingTaskGroup(of: Int.self) { group in
             return failures
         }
     }
-    return try await group.reduce(0, +)
+    var failures = 0
+    for try await workerFailures in group { failures += workerFailures }
+    return failures
 }
 let elapsed = ContinuousClock.now - start
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

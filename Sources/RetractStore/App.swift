@@ -1,0 +1,80 @@
+import Foundation
+import RetractKit
+
+/// An app Retract sends for: one topic in one APNs environment.
+public struct App: Hashable, Sendable, Codable {
+    public enum Environment: String, Hashable, Sendable, Codable, CaseIterable {
+        case sandbox, production
+    }
+
+    /// How Retract authenticates to APNs for this app. Only where the
+    /// credentials are is stored, never the credentials.
+    public enum Authentication: Hashable, Sendable, Codable {
+        /// A `.p8` signing key: its key id, the team id and the file's path.
+        case token(keyID: String, teamID: String, keyPath: String)
+        /// A PKCS#12 or PEM client certificate file.
+        case certificate(path: String)
+    }
+
+    public var id: Int64
+    /// The name commands and the API use, such as `shop`.
+    public var name: String
+    /// The bundle id, sent as `apns-topic`.
+    public var topic: String
+    public var environment: Environment
+    /// An https base URL used instead of the environment's (the simulator, a proxy).
+    public var endpoint: String?
+    public var dialect: PayloadDialect
+    public var authentication: Authentication
+    public var createdAt: Date
+}
+
+/// What registering an app takes; the store gives it its id.
+public struct AppRegistration: Hashable, Sendable {
+    public var name: String
+    public var topic: String
+    public var environment: App.Environment
+    public var endpoint: String?
+    public var dialect: PayloadDialect
+    public var authentication: App.Authentication
+
+    public init(
+        name: String,
+        topic: String,
+        environment: App.Environment,
+        endpoint: String? = nil,
+        dialect: PayloadDialect = .canonical,
+        authentication: App.Authentication
+    ) {
+        self.name = name
+        self.topic = topic
+        self.environment = environment
+        self.endpoint = endpoint
+        self.dialect = dialect
+        self.authentication = authentication
+    }
+
+    /// The first thing wrong with the registration, naming the field, or nil.
+    public var problem: String? {
+        if name.range(of: #"^[a-z0-9][a-z0-9._-]{0,62}$"#, options: .regularExpression) == nil {
+            return "name \"\(name)\": 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+        }
+        if topic.isEmpty || topic.utf8.count > 255 || topic.contains(where: \.isWhitespace) {
+            return "topic \"\(topic)\": the app's bundle id, 1 to 255 characters without spaces"
+        }
+        if let endpoint, !endpoint.hasPrefix("https://") {
+            return "endpoint \"\(endpoint)\": an https:// URL"
+        }
+        if case .token(let keyID, let teamID, let keyPath) = authentication {
+            for (field, value) in [("key id", keyID), ("team id", teamID)]
+            where value.range(of: #"^[A-Z0-9]{10}$"#, options: .regularExpression) == nil {
+                return "\(field) \"\(value)\": 10 uppercase letters or digits, as Apple issues it"
+            }
+            if keyPath.isEmpty { return "key path: the path of the .p8 file" }
+        }
+        if case .certificate(let path) = authentication, path.isEmpty {
+            return "certificate path: the path of the .p12 or .pem file"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import RetractKit
+
+/// One notification that reached one device: what the ledger records.
+public struct Delivery: Hashable, Sendable {
+    public var appID: Int64
+    public var reference: ReferenceID
+    public var token: DeviceToken
+    public var sentAt: Date
+
+    public init(appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date) {
+        self.appID = appID
+        self.reference = reference
+        self.token = token
+        self.sentAt = sentAt
+    }
+
+    /// The longest reference the ledger keeps, in UTF-8 bytes.
+    public static let maximumReferenceLength = 256
+    /// What makes `reference` unfit for the ledger, or nil when it is fine.
+    public static func problem(with reference: ReferenceID) -> String? {
+        let length = reference.rawValue.utf8.count
+        if length == 0 || length > maximumReferenceLength {
+            return "\(length) bytes; a reference has 1 to \(maximumReferenceLength)"
+        }
+        if reference.rawValue.utf8.contains(0) { return "a reference cannot hold the NUL character" }
+        return nil
+    }
+
+    /// The longest device token the ledger keeps, in bytes (APNs's are 32 today).
+    public static let maximumTokenLength = 128
+}
+
+/// A device of a retraction, with every one of the retraction's references it received.
+public struct DeviceReferences: Hashable, Sendable {
+    public var token: DeviceToken
+    /// Sorted, without repeats.
+    public var references: [ReferenceID]
+
+    public init(token: DeviceToken, references: [ReferenceID]) {
+        self.token = token
+        self.references = references
+    }
+}
+
+/// One page of the devices of some references, in token order.
+public struct DevicePage: Hashable, Sendable {
+    /// The live devices of the page.
+    public var devices: [DeviceReferences]
+    /// Devices of the page skipped because their token is dead.
+    public var deadSkipped: Int
+    /// The last token the page covered, dead or alive: the next page starts after it.
+    public var last: DeviceToken?
+    /// Whether the page was full, so more devices may follow.
+    public var mayHaveMore: Bool
+}

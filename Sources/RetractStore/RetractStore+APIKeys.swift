@@ -1,0 +1,114 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// An API key as the ledger keeps it: its hash, never the key.
+public struct APIKeyRecord: Hashable, Sendable {
+    public enum Scope: String, Hashable, Sendable, CaseIterable, Codable {
+        case admin, record, send, retract, read, client
+    }
+
+    public var id: UUID
+    public var name: String
+    /// SHA-256 of the key.
+    public var keyHash: [UInt8]
+    public var scopes: Set<Scope>
+    /// The apps the key may touch; empty for an admin key that touches all.
+    public var appIDs: Set<Int64>
+    public var createdBy: String
+    public var createdAt: Date?
+    public var revokedAt: Date?
+
+    public init(
+        id: UUID = UUID(), name: String, keyHash: [UInt8], scopes: Set<Scope>, appIDs: Set<Int64>, createdBy: String,
+        createdAt: Date? = nil, revokedAt: Date? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.keyHash = keyHash
+        self.scopes = scopes
+        self.appIDs = appIDs
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+}
+
+extension RetractStore {
+    /// Stores a key's hash, scopes and apps, and audits it.
+    public func createAPIKey(_ key: APIKeyRecord) async throws(StoreError) {
+        guard key.keyHash.count == 32 else { throw StoreError(.invalidInput, "keyHash: \(key.keyHash.count) bytes; a SHA-256 has 32") }
+        guard !key.scopes.isEmpty else { throw StoreError(.invalidInput, "scopes: at least one scope") }
+        guard !key.appIDs.isEmpty || key.scopes == [.admin] else {
+            throw StoreError(.invalidInput, "apps: a key that is not admin-only must name the apps it may touch")
+        }
+        let scopes = key.scopes.map(\.rawValue).sorted()
+        let apps = key.appIDs.sorted()
+        let hash = ByteBuffer(bytes: key.keyHash)
+        do {
+            try await perform("creating API key \(key.name)", idempotent: false) {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO api_keys (id, name, key_hash, scopes, created_by)
+                        VALUES (\(key.id), \(key.name), \(hash), \(scopes)::text[], \(key.createdBy))
+                        """,
+                        logger: logger
+                    )
+                    try await connection.query(
+                        "INSERT INTO api_key_apps (key_id, app_id) SELECT \(key.id), unnest(\(apps)::bigint[])", logger: logger)
+                    try await Self.audit(
+                        AuditEntry(
+                            actor: key.createdBy, action: "key.created", subject: key.id.uuidString.lowercased(),
+                            details: ["name": key.name, "scopes": scopes.joined(separator: ","), "apps": apps.map(String.init).joined(separator: ",")]),
+                        on: connection, logger: logger)
+                }
+            }
+        } catch let error where error.code == .foreignKeyViolation {
+            throw StoreError(.notFound, "apps: one of \(apps) does not exist")
+        }
+    }
+
+    /// The key with this hash, revoked or not.
+    public func apiKey(hash: [UInt8]) async throws(StoreError) -> APIKeyRecord? {
+        let buffer = ByteBuffer(bytes: hash)
+        return try await perform("reading an API key", idempotent: true) {
+            let rows = try await client.query(
+                """
+                SELECT k.id, k.name, k.scopes, k.created_by, k.created_at, k.revoked_at,
+                       coalesce(array_agg(a.app_id) FILTER (WHERE a.app_id IS NOT NULL), '{}')
+                FROM api_keys k LEFT JOIN api_key_apps a ON a.key_id = k.id
+                WHERE k.key_hash = \(buffer)
+                GROUP BY k.id
+                """,
+                logger: logger
+            )
+            for try await (id, name, scopes, createdBy, createdAt, revokedAt, apps) in rows.decode(
+                (UUID, String, [String], String, Date, Date?, [Int64]).self)
+            {
+                return APIKeyRecord(
+                    id: id, name: name, keyHash: hash, scopes: Set(scopes.compactMap(APIKeyRecord.Scope.init)), appIDs: Set(apps),
+                    createdBy: createdBy, createdAt: createdAt, revokedAt: revokedAt)
+            }
+            return nil
+        }
+    }
+
+    /// Revokes a key; it authenticates nothing from then on.
+    ///
+    /// - Returns: false when no unrevoked key has that id.
+    @discardableResult
+    public func revokeAPIKey(id: UUID, actor: String) async throws(StoreError) -> Bool {
+        try await perform("revoking API key \(id)", idempotent: true) {
+            try await client.withTransaction(logger: logger) { connection in
+                let revoked = try await connection.rows(
+                    "UPDATE api_keys SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL RETURNING id", logger: logger
+                ).values(of: UUID.self)
+                guard !revoked.isEmpty else { return false }
+                try await Self.audit(
+                    AuditEntry(actor: actor, action: "key.revoked", subject: id.uuidString.lowercased()), on: connection, logger: logger)
+                return true
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import PostgresNIO
+import RetractKit
+
+extension RetractStore {
+    /// Registers an app; a name already taken is ``StoreError/Code/uniqueViolation``.
+    public func registerApp(_ registration: AppRegistration, actor: String) async throws(StoreError) -> App {
+        if let problem = registration.problem { throw StoreError(.invalidInput, "app: \(problem)") }
+        let (keyID, teamID, keyPath, certificatePath): (String?, String?, String?, String?) =
+            switch registration.authentication {
+            case .token(let keyID, let teamID, let keyPath): (keyID, teamID, keyPath, nil)
+            case .certificate(let path): (nil, nil, nil, path)
+            }
+        let authKind = certificatePath == nil ? "token" : "certificate"
+        return try await perform("registering app \(registration.name)", idempotent: false) {
+            try await client.withTransaction(logger: logger) { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO apps (name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path)
+                    VALUES (\(registration.name), \(registration.topic), \(registration.environment.rawValue), \(registration.endpoint),
+                            \(registration.dialect.rawValue), \(authKind), \(keyID), \(teamID), \(keyPath), \(certificatePath))
+                    RETURNING \(unescaped: Self.appColumns)
+                    """,
+                    logger: logger
+                )
+                guard let app = try await Self.apps(from: rows).first else {
+                    throw StoreError(.database, "registering app \(registration.name): no row came back")
+                }
+                try await Self.audit(
+                    AuditEntry(actor: actor, action: "app.registered", appID: app.id, subject: app.name, details: ["topic": app.topic]),
+                    on: connection, logger: logger)
+                return app
+            }
+        }
+    }
+
+    public func app(named name: String) async throws(StoreError) -> App? {
+        try await perform("reading app \(name)", idempotent: true) {
+            try await Self.apps(
+                from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE name = \(name)", logger: logger)
+            ).first
+        }
+    }
+
+    public func app(id: Int64) async throws(StoreError) -> App? {
+        try await perform("reading app \(id)", idempotent: true) {
+            try await Self.apps(from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE id = \(id)", logger: logger)).first
+        }
+    }
+
+    public func apps() async throws(StoreError) -> [App] {
+        try await perform("listing apps", idempotent: true) {
+            try await Self.apps(from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps ORDER BY name", logger: logger))
+        }
+    }
+
+    private static let appColumns =
+        "id, name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path, created_at"
+
+    private static func apps(from rows: PostgresRowSequence) async throws -> [App] {
+        var apps: [App] = []
+        for try await row in rows {
+            let (id, name, topic, environment, endpoint, dialect, authKind) = try row.decode(
+                (Int64, String, String, String, String?, String, String).self)
+            let (keyID, teamID, keyPath, certificatePath, createdAt) = try row.decode(
+                (String?, String?, String?, String?, Date).self, startingAt: 7)
+            let authentication: App.Authentication =
+                authKind == "certificate"
+                ? .certificate(path: certificatePath ?? "")
+                : .token(keyID: keyID ?? "", teamID: teamID ?? "", keyPath: keyPath ?? "")
+            apps.append(
+                App(
+                    id: id, name: name, topic: topic,
+                    environment: App.Environment(rawValue: environment) ?? .production,
+                    endpoint: endpoint,
+                    dialect: PayloadDialect(rawValue: dialect) ?? .canonical,
+                    authentication: authentication,
+                    createdAt: createdAt
+                ))
+        }
+        return apps
+    }
+}
+
+extension PostgresRow {
+    /// Decodes the columns from `offset` on, for rows wider than one tuple.
+    func decode<each Column: PostgresDecodable>(_: (repeat each Column).Type, startingAt offset: Int) throws -> (repeat each Column) {
+        let cells = makeRandomAccess()
+        var index = offset
+        func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
+            defer { index += 1 }
+            return try cells[index].decode(Value.self)
+        }
+        return (repeat try next((each Column).self))
+    }
+}

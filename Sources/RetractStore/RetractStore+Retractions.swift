@@ -1,0 +1,164 @@
+import Crypto
+import Foundation
+import PostgresNIO
+import RetractKit
+
+extension RetractStore {
+    /// Makes a retraction: counts its devices, and queues one work item that
+    /// covers all of them, so a retraction of millions starts at once. A dry
+    /// run, or one with no devices, is done when made.
+    ///
+    /// - Returns: the retraction, and whether it was made earlier with the
+    ///   same idempotency key (nothing new was written then).
+    public func createRetraction(_ request: RetractionRequest) async throws(StoreError) -> (retraction: Retraction, replayed: Bool) {
+        try validate(request)
+        let references = Array(Set(request.references)).sorted()
+        let requestHash = ByteBuffer(bytes: Self.hash(of: request, references: references))
+        if let existing = try await existingRetraction(for: request, hash: requestHash) { return (existing, true) }
+        let id = UUID()
+        let refs = references.map(\.rawValue)
+        do {
+            let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) {
+                try await client.withTransaction(logger: logger) { connection in
+                    let total = try await connection.rows(
+                        """
+                        SELECT count(*) FROM (
+                            SELECT DISTINCT token FROM deliveries WHERE app_id = \(request.appID) AND reference = ANY(\(refs)::text[])
+                        ) d
+                        WHERE NOT EXISTS (SELECT 1 FROM dead_tokens dt WHERE dt.app_id = \(request.appID) AND dt.token = d.token)
+                        """,
+                        logger: logger
+                    ).values(of: Int.self).first ?? 0
+                    let finished = request.dryRun || total == 0
+                    let rows = try await connection.query(
+                        """
+                        INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total,
+                                                 idempotency_key, request_hash, finished_at)
+                        VALUES (\(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
+                                \(finished ? "done" : "queued"), \(total), \(request.idempotencyKey), \(requestHash),
+                                CASE WHEN \(finished) THEN now() END)
+                        RETURNING \(unescaped: Self.retractionColumns)
+                        """,
+                        logger: logger
+                    )
+                    guard let retraction = try await Self.retractions(from: rows).first else {
+                        throw StoreError(.database, "creating a retraction: no row came back")
+                    }
+                    if !finished {
+                        try await connection.query(
+                            "INSERT INTO work_items (retraction_id, kind) VALUES (\(id), 'page')", logger: logger)
+                    }
+                    var details = ["references": refs.joined(separator: ","), "devices": "\(total)", "dryRun": "\(request.dryRun)"]
+                    details["reason"] = request.reason
+                    try await Self.audit(
+                        AuditEntry(
+                            actor: request.requestedBy, action: "retraction.created", appID: request.appID,
+                            subject: id.uuidString.lowercased(), details: details),
+                        on: connection, logger: logger)
+                    return retraction
+                }
+            }
+            return (retraction, false)
+        } catch let error where error.code == .uniqueViolation && request.idempotencyKey != nil {
+            // Another request with the same key got there first.
+            if let existing = try await existingRetraction(for: request, hash: requestHash) { return (existing, true) }
+            throw error
+        } catch let error where error.code == .foreignKeyViolation {
+            throw StoreError(.notFound, "app \(request.appID) does not exist")
+        }
+    }
+
+    public func retraction(id: UUID) async throws(StoreError) -> Retraction? {
+        try await perform("reading retraction \(id)", idempotent: true) {
+            try await Self.retractions(
+                from: client.query("SELECT \(unescaped: Self.retractionColumns) FROM retractions WHERE id = \(id)", logger: logger)
+            ).first
+        }
+    }
+
+    /// Stops a retraction: its queued work is dropped, its state is `failed`
+    /// with `reason`. A retraction already finished is left as it is.
+    public func failRetraction(id: UUID, reason: String) async throws(StoreError) {
+        try await perform("failing retraction \(id)", idempotent: true) {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    """
+                    UPDATE retractions SET state = 'failed', failure = \(reason), retrying = 0, finished_at = now(), updated_at = now()
+                    WHERE id = \(id) AND state IN ('queued', 'sending')
+                    """,
+                    logger: logger
+                )
+                try await connection.query("DELETE FROM work_items WHERE retraction_id = \(id)", logger: logger)
+            }
+        }
+    }
+
+    private func validate(_ request: RetractionRequest) throws(StoreError) {
+        guard !request.references.isEmpty else { throw StoreError(.invalidInput, "references: at least one reference") }
+        guard request.references.count <= RetractionRequest.maximumReferences else {
+            throw StoreError(.invalidInput, "references: \(request.references.count); at most \(RetractionRequest.maximumReferences)")
+        }
+        for (index, reference) in request.references.enumerated() {
+            if let problem = Delivery.problem(with: reference) { throw StoreError(.invalidInput, "references[\(index)]: \(problem)") }
+        }
+        if request.requestedBy.isEmpty { throw StoreError(.invalidInput, "requestedBy: who asked must be named") }
+    }
+
+    private func existingRetraction(for request: RetractionRequest, hash: ByteBuffer) async throws(StoreError) -> Retraction? {
+        guard let key = request.idempotencyKey else { return nil }
+        let found = try await perform("reading idempotency key", idempotent: true) {
+            let rows = try await client.query(
+                """
+                SELECT request_hash, \(unescaped: Self.retractionColumns) FROM retractions
+                WHERE app_id = \(request.appID) AND idempotency_key = \(key)
+                """,
+                logger: logger
+            )
+            var found: (hash: ByteBuffer?, retraction: Retraction)?
+            for try await row in rows {
+                let storedHash = try row.decode(ByteBuffer?.self)
+                found = (storedHash, try Self.retraction(from: row, offset: 1))
+            }
+            return found
+        }
+        guard let found else { return nil }
+        guard found.hash == hash else {
+            throw StoreError(.idempotencyConflict, "idempotency key \"\(key)\" was used for a different retraction request")
+        }
+        return found.retraction
+    }
+
+    /// SHA-256 over what makes two requests the same request.
+    private static func hash(of request: RetractionRequest, references: [ReferenceID]) -> [UInt8] {
+        var hasher = SHA256()
+        let fields = ["\(request.appID)", references.map(\.rawValue).joined(separator: "\u{0}"), request.reason ?? "\u{1}", "\(request.dryRun)"]
+        for field in fields {
+            hasher.update(data: Data(field.utf8))
+            hasher.update(data: Data([0xFF]))
+        }
+        return Array(hasher.finalize())
+    }
+
+    static let retractionColumns = """
+        id, app_id, refs, requested_by, reason, dry_run, state, failure, total, sent, dead, retrying, failed,
+        created_at, started_at, finished_at, updated_at
+        """
+
+    static func retractions(from rows: PostgresRowSequence) async throws -> [Retraction] {
+        var retractions: [Retraction] = []
+        for try await row in rows { retractions.append(try retraction(from: row, offset: 0)) }
+        return retractions
+    }
+
+    private static func retraction(from row: PostgresRow, offset: Int) throws -> Retraction {
+        let (id, appID, refs, requestedBy, reason, dryRun, state, failure) = try row.decode(
+            (UUID, Int64, [String], String, String?, Bool, String, String?).self, startingAt: offset)
+        let (total, sent, dead, retrying, failed) = try row.decode((Int, Int, Int, Int, Int).self, startingAt: offset + 8)
+        let (createdAt, startedAt, finishedAt, updatedAt) = try row.decode((Date, Date?, Date?, Date).self, startingAt: offset + 13)
+        return Retraction(
+            id: id, appID: appID, references: refs.map { ReferenceID($0) }, requestedBy: requestedBy, reason: reason,
+            dryRun: dryRun, state: Retraction.State(rawValue: state) ?? .failed, failure: failure,
+            counts: RetractionCounts(total: total, sent: sent, dead: dead, retrying: retrying, failed: failed),
+            createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import RetractKit
+
+extension RetractStore {
+    /// Claims up to `limit` due items for `worker`, oldest due first, with
+    /// `FOR UPDATE SKIP LOCKED` so concurrent claimers never get the same item.
+    /// An item not finished, split or released within `lease` is due again for
+    /// any worker.
+    public func claimWork(worker: String, limit: Int, lease: Duration) async throws(StoreError) -> [ClaimedWorkItem] {
+        let claim = UUID()
+        let leaseMilliseconds = Int64(lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
+        // Not idempotent, but safe to report: a claim that happened unseen comes back when its lease ends.
+        return try await perform("claiming work", idempotent: false) {
+            let rows = try await client.query(
+                """
+                WITH due AS (
+                    SELECT id FROM work_items WHERE run_after <= now()
+                    ORDER BY run_after, id
+                    LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                )
+                UPDATE work_items w
+                SET claim = \(claim), claimed_by = \(worker), attempts = w.attempts + 1,
+                    run_after = now() + \(leaseMilliseconds) * interval '1 millisecond'
+                FROM due WHERE w.id = due.id
+                RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after
+                """,
+                logger: logger
+            )
+            var items: [ClaimedWorkItem] = []
+            for try await (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds) in rows.decode(
+                (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date).self)
+            {
+                let itemKind: ClaimedWorkItem.Kind
+                if kind == "push", let token, let refs {
+                    itemKind = .push(DeviceReferences(token: DeviceToken(token), references: refs.map { ReferenceID($0) }))
+                } else {
+                    itemKind = .page(after: after.map(DeviceToken.init), through: through.map(DeviceToken.init))
+                }
+                items.append(
+                    ClaimedWorkItem(id: id, retractionID: retractionID, kind: itemKind, attempts: attempts, claim: claim, leaseEnds: leaseEnds))
+            }
+            return items.sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Finishes claimed items: each is deleted, and in the same transaction
+    /// its counts are added to its retraction, its retries queued and its dead
+    /// tokens marked; a retraction left with no work is `done`. An item whose
+    /// claim lapsed (another worker has it now) changes nothing.
+    ///
+    /// - Returns: the ids of the items that were still this worker's.
+    @discardableResult
+    public func finish(_ results: [WorkResult]) async throws(StoreError) -> Set<Int64> {
+        guard !results.isEmpty else { return [] }
+        let retractionIDs = Array(Set(results.map(\.item.retractionID))).sorted { $0.uuidString < $1.uuidString }
+        let ids = results.map(\.item.id)
+        let claims = results.map(\.item.claim)
+        return try await perform("finishing \(results.count) work items", idempotent: false) {
+            try await client.withTransaction(logger: logger) { connection in
+                // Locking the retractions first, in one order, serialises the
+                // workers that finish one retraction's last items.
+                var appIDs: [UUID: Int64] = [:]
+                let locked = try await connection.query(
+                    "SELECT id, app_id FROM retractions WHERE id = ANY(\(retractionIDs)::uuid[]) ORDER BY id FOR UPDATE", logger: logger)
+                for try await (id, appID) in locked.decode((UUID, Int64).self) { appIDs[id] = appID }
+
+                let deleted = Set(
+                    try await connection.rows(
+                        """
+                        DELETE FROM work_items w USING unnest(\(ids)::bigint[], \(claims)::uuid[]) AS c (id, claim)
+                        WHERE w.id = c.id AND w.claim = c.claim
+                        RETURNING w.id
+                        """,
+                        logger: logger
+                    ).values(of: Int64.self))
+
+                var counts: [UUID: RetractionCounts] = [:]
+                var retries: [(UUID, PushRetry)] = []
+                var dead: [Int64: [DeadToken]] = [:]
+                for result in results where deleted.contains(result.item.id) {
+                    counts[result.item.retractionID, default: RetractionCounts()] += result.counts
+                    retries += result.retries.map { (result.item.retractionID, $0) }
+                    if let appID = appIDs[result.item.retractionID] { dead[appID, default: []] += result.deadTokens }
+                }
+                try await Self.insertRetries(retries, on: connection, logger: logger)
+                for (appID, tokens) in dead where !tokens.isEmpty {
+                    try await Self.markDead(tokens, appID: appID, on: connection, logger: logger)
+                }
+                for (id, delta) in counts {
+                    try await connection.query(
+                        """
+                        UPDATE retractions
+                        SET sent = sent + \(delta.sent), dead = dead + \(delta.dead), failed = failed + \(delta.failed),
+                            retrying = greatest(retrying + \(delta.retrying), 0),
+                            state = CASE WHEN state = 'queued' THEN 'sending' ELSE state END,
+                            started_at = coalesce(started_at, now()), updated_at = now()
+                        WHERE id = \(id)
+                        """,
+                        logger: logger
+                    )
+                }
+                try await connection.query(
+                    """
+                    UPDATE retractions r SET state = 'done', retrying = 0, finished_at = now(), updated_at = now()
+                    WHERE r.id = ANY(\(retractionIDs)::uuid[]) AND r.state IN ('queued', 'sending')
+                      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.retraction_id = r.id)
+                    """,
+                    logger: logger
+                )
+                return deleted
+            }
+        }
+    }
+
+    /// Narrows a claimed page to the devices up to `token`, and queues the
+    /// rest of the page as a new item another worker can take at once.
+    ///
+    /// - Returns: false when the claim lapsed; nothing changed then.
+    public func splitPage(_ item: ClaimedWorkItem, at token: DeviceToken) async throws(StoreError) -> Bool {
+        guard case .page(let after, let through) = item.kind else {
+            throw StoreError(.invalidInput, "work item \(item.id) is not a page")
+        }
+        if let after, token <= after { throw StoreError(.invalidInput, "split point \(token) is not after the page's start \(after)") }
+        let split = ByteBuffer(bytes: token.bytes)
+        let rest = through.map { ByteBuffer(bytes: $0.bytes) }
+        return try await perform("splitting work item \(item.id)", idempotent: false) {
+            try await client.withTransaction(logger: logger) { connection in
+                let narrowed = try await connection.rows(
+                    "UPDATE work_items SET through_token = \(split) WHERE id = \(item.id) AND claim = \(item.claim) RETURNING id",
+                    logger: logger
+                ).values(of: Int64.self)
+                guard !narrowed.isEmpty else { return false }
+                try await connection.query(
+                    """
+                    INSERT INTO work_items (retraction_id, kind, after_token, through_token)
+                    VALUES (\(item.retractionID), 'page', \(split), \(rest))
+                    """,
+                    logger: logger
+                )
+                return true
+            }
+        }
+    }
+
+    /// Gives a claimed item back to the queue, due at `notBefore`.
+    ///
+    /// - Returns: false when the claim lapsed.
+    @discardableResult
+    public func release(_ item: ClaimedWorkItem, notBefore: Date, error: String?) async throws(StoreError) -> Bool {
+        try await perform("releasing work item \(item.id)", idempotent: true) {
+            !(try await client.query(
+                """
+                UPDATE work_items SET claim = NULL, claimed_by = NULL, run_after = \(notBefore), last_error = \(error)
+                WHERE id = \(item.id) AND claim = \(item.claim)
+                RETURNING id
+                """,
+                logger: logger
+            ).values(of: Int64.self).isEmpty)
+        }
+    }
+
+    /// Moves the end of these claims' lease to `lease` from now.
+    ///
+    /// - Returns: the ids still held.
+    @discardableResult
+    public func extendLease(_ items: [ClaimedWorkItem], by lease: Duration) async throws(StoreError) -> Set<Int64> {
+        guard !items.isEmpty else { return [] }
+        let leaseMilliseconds = Int64(lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
+        let ids = items.map(\.id)
+        let claims = items.map(\.claim)
+        return try await perform("extending \(items.count) leases", idempotent: true) {
+            Set(
+                try await client.query(
+                    """
+                    UPDATE work_items w SET run_after = now() + \(leaseMilliseconds) * interval '1 millisecond'
+                    FROM unnest(\(ids)::bigint[], \(claims)::uuid[]) AS c (id, claim)
+                    WHERE w.id = c.id AND w.claim = c.claim
+                    RETURNING w.id
+                    """,
+                    logger: logger
+                ).values(of: Int64.self))
+        }
+    }
+
+    /// How many items are queued, due or not: for metrics and tests.
+    public func queuedWorkCount(retractionID: UUID? = nil) async throws(StoreError) -> Int {
+        try await perform("counting queued work", idempotent: true) {
+            try await client.query(
+                "SELECT count(*) FROM work_items WHERE \(retractionID)::uuid IS NULL OR retraction_id = \(retractionID)", logger: logger
+            ).values(of: Int.self).first ?? 0
+        }
+    }
+
+    private static func insertRetries(_ retries: [(UUID, PushRetry)], on connection: PostgresConnection, logger: Logger) async throws {
+        guard !retries.isEmpty else { return }
+        let retractionIDs = retries.map(\.0)
+        let tokens = retries.map { ByteBuffer(bytes: $0.1.device.token.bytes) }
+        // One JSON array per device: arrays of arrays must be rectangular in PostgreSQL.
+        let refs = try retries.map { String(decoding: try JSONEncoder().encode($0.1.device.references.map(\.rawValue)), as: UTF8.self) }
+        let notBefore = retries.map(\.1.notBefore)
+        let attempts = retries.map(\.1.attempts)
+        let errors = retries.map(\.1.lastError)
+        try await connection.query(
+            """
+            INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error)
+            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), n, a, e
+            FROM unnest(\(retractionIDs)::uuid[], \(tokens)::bytea[], \(refs)::text[], \(notBefore)::timestamptz[],
+                        \(attempts)::integer[], \(errors)::text[]) AS u (r, t, f, n, a, e)
+            """,
+            logger: logger
+        )
+    }
+}
+
+extension DeviceToken {
+    init(_ buffer: ByteBuffer) {
+        self.init(bytes: Array(buffer.readableBytesView))
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+
+/// The ledger in PostgreSQL: who received which notification, dead tokens,
+/// retractions and their work queue, API keys and the audit log.
+///
+/// Every operation is one or a few parameterised statements on a pooled
+/// connection; errors come out as ``StoreError``. Operations that can run
+/// twice without harm (reads, idempotent writes) are tried again when the
+/// connection drops; the others report ``StoreError/Code/connectionLost``.
+public final class RetractStore: Sendable {
+    public let client: PostgresClient
+    /// How long deliveries are kept; older day partitions are dropped.
+    public let retention: Retention
+    let logger: Logger
+    /// Day partitions of `deliveries` known to exist, so a write does not ask each time.
+    let knownPartitions = NIOLockedValueBox<Set<String>>([])
+
+    /// A store over `client`, which the caller runs (`client.run()`), as a
+    /// service of the server's lifecycle, say.
+    public init(client: PostgresClient, retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")) {
+        self.client = client
+        self.retention = retention
+        self.logger = logger
+    }
+
+    /// Runs `body` with a store connected to `url`, and closes the connections
+    /// when it returns. Connects once first, so an unreachable database is
+    /// reported within seconds (see ``checkReachable(_:logger:)``).
+    public static func withStore<Result: Sendable>(
+        url: DatabaseURL,
+        retention: Retention = Retention(),
+        maximumConnections: Int = 20,
+        logger: Logger = Logger(label: "retract.store"),
+        _ body: (RetractStore) async throws -> Result
+    ) async throws -> Result {
+        try await checkReachable(url, logger: logger)
+        var configuration = url.clientConfiguration
+        configuration.options.maximumConnections = maximumConnections
+        // The pool's own messages are debug chatter but for one warning, logged
+        // when a query comes before run() has started; that race is harmless
+        // here (the lease waits for run), so the pool logs errors only.
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .error)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
+        let store = RetractStore(client: client, retention: retention, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(store)
+        }
+    }
+
+    /// Opens and closes one connection to `url`. A pool keeps trying an
+    /// unreachable database for a minute before it fails a request; a command
+    /// at a terminal should say at once that the database is not there.
+    public static func checkReachable(_ url: DatabaseURL, logger: Logger) async throws(StoreError) {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 0, logger: logger)
+            try await connection.close()
+        } catch {
+            let mapped = StoreError.from(error, during: "connecting to \(url)")
+            // PostgreSQL answered (a wrong password, no such database): its message says it.
+            if mapped.sqlState != nil { throw mapped }
+            let reason = (error as? PSQLError)?.underlying.map { "\($0)" } ?? "\(error)"
+            throw StoreError(.connectionLost, "cannot connect to the database at \(url): \(reason)")
+        }
+    }
+
+    /// Runs `body`, mapping errors to ``StoreError``. An `idempotent` body is
+    /// run again, up to twice, when the connection was lost.
+    func perform<Result>(
+        _ operation: String,
+        idempotent: Bool,
+        _ body: () async throws -> Result
+    ) async throws(StoreError) -> Result {
+        var attempt = 1
+        while true {
+            do {
+                return try await body()
+            } catch {
+                let storeError = StoreError.from(error, during: operation)
+                guard idempotent, storeError.code == .connectionLost, attempt < 3 else { throw storeError }
+                logger.warning("database connection lost; trying again", metadata: ["operation": "\(operation)", "attempt": "\(attempt)"])
+                try? await Task.sleep(for: .milliseconds(100 * attempt))
+                attempt += 1
+            }
+        }
+    }
+
+    /// Whether the database answers: for readiness checks.
+    public func ping() async throws(StoreError) {
+        try await perform("checking the database", idempotent: true) {
+            _ = try await client.query("SELECT 1", logger: logger).collect()
+        }
+    }
+}
+
+/// How long the ledger keeps deliveries.
+public struct Retention: Hashable, Sendable {
+    /// Days of deliveries kept, counting today.
+    public var days: Int
+    /// Day partitions made in advance.
+    public var daysAhead: Int
+
+    public init(days: Int = 30, daysAhead: Int = 2) {
+        self.days = days
+        self.daysAhead = daysAhead
+    }
+}
+
+extension PostgresRowSequence {
+    /// The first column of every row.
+    func values<Value: PostgresDecodable>(of _: Value.Type) async throws -> [Value] {
+        var values: [Value] = []
+        for try await row in self { values.append(try row.makeRandomAccess()[0].decode(Value.self)) }
+        return values
+    }
+}
+
+extension PostgresConnection {
+    /// `query(_:logger:)`, named apart from its EventLoopFuture twin so a
+    /// chained `.values(of:)` or `.decode` picks the async form.
+    func rows(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
+        try await self.query(query, logger: logger)
+    }
+}

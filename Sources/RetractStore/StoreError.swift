@@ -1,0 +1,86 @@
+import PostgresNIO
+import _ConnectionPoolModule
+
+/// What went wrong in the ledger, with a stable ``code`` to switch on and a
+/// message that says which operation and which value.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The database cannot be reached, or the connection dropped mid-operation.
+        public static let connectionLost = Code("connection_lost")
+        /// A row with the same key exists.
+        public static let uniqueViolation = Code("unique_violation")
+        /// A row refers to one that does not exist (an unknown app, say).
+        public static let foreignKeyViolation = Code("foreign_key_violation")
+        /// A value the schema does not accept.
+        public static let checkViolation = Code("check_violation")
+        /// Input refused before it reached the database.
+        public static let invalidInput = Code("invalid_input")
+        /// Something the operation needs does not exist.
+        public static let notFound = Code("not_found")
+        /// An idempotency key reused with a different request.
+        public static let idempotencyConflict = Code("idempotency_conflict")
+        /// The database's schema is not the one this binary knows.
+        public static let schemaMismatch = Code("schema_mismatch")
+        /// A migration failed; nothing of it was applied.
+        public static let migrationFailed = Code("migration_failed")
+        /// Any other database error.
+        public static let database = Code("database")
+
+        public let rawValue: String
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+    }
+
+    public var code: Code
+    /// What was being done and what was wrong, in one line.
+    public var message: String
+    /// PostgreSQL's SQLSTATE, when the database answered with an error.
+    public var sqlState: String?
+
+    public init(_ code: Code, _ message: String, sqlState: String? = nil) {
+        self.code = code
+        self.message = message
+        self.sqlState = sqlState
+    }
+
+    public var description: String { message }
+}
+
+extension StoreError {
+    /// Maps what PostgresNIO threw while doing `operation` to a store error.
+    static func from(_ error: any Error, during operation: String) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let transaction = error as? PostgresTransactionError, let underlying = transaction.underlying {
+            return from(underlying, during: operation)
+        }
+        if let poolError = error as? ConnectionPoolError, poolError == .connectionCreationCircuitBreakerTripped {
+            return StoreError(.connectionLost, "\(operation): the database has not accepted a connection for a minute")
+        }
+        guard let psql = error as? PSQLError else { return StoreError(.database, "\(operation): \(error)") }
+        switch psql.code {
+        case .server:
+            let state = psql.serverInfo?[.sqlState] ?? ""
+            let detail = [psql.serverInfo?[.message], psql.serverInfo?[.detail]].compactMap { $0 }.joined(separator: "; ")
+            let message = "\(operation): \(detail.isEmpty ? "the database refused it" : detail)"
+            switch state {
+            case "23505": return StoreError(.uniqueViolation, message, sqlState: state)
+            case "23503": return StoreError(.foreignKeyViolation, message, sqlState: state)
+            case "23514", "23502", "22001", "22P02", "22023": return StoreError(.checkViolation, message, sqlState: state)
+            // admin_shutdown, crash_shutdown, cannot_connect_now and the connection class.
+            case "57P01", "57P02", "57P03", _ where state.hasPrefix("08"):
+                return StoreError(.connectionLost, message, sqlState: state)
+            default: return StoreError(.database, message, sqlState: state)
+            }
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+            let underlying = psql.underlying.map { ": \($0)" } ?? ""
+            return StoreError(.connectionLost, "\(operation): the database connection was lost (\(psql.code))\(underlying)")
+        default:
+            return StoreError(.database, "\(operation): \(psql.code)")
+        }
+    }
+}
+
+extension PostgresTransactionError {
+    /// The error that made the transaction fail.
+    fileprivate var underlying: (any Error)? { closureError ?? beginError ?? commitError }
+}

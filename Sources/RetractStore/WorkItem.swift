@@ -1,0 +1,56 @@
+import Foundation
+import RetractKit
+
+/// A piece of a retraction's work, claimed from the queue by one worker.
+public struct ClaimedWorkItem: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        /// The retraction's devices with `after < token <= through` (nil: unbounded).
+        case page(after: DeviceToken?, through: DeviceToken?)
+        /// One device to send to again.
+        case push(DeviceReferences)
+    }
+
+    public var id: Int64
+    public var retractionID: UUID
+    public var kind: Kind
+    /// Claims of this item so far, this one included.
+    public var attempts: Int
+    /// This claim; only it can finish, split or release the item.
+    public var claim: UUID
+    /// When the claim lapses and the item is due again for any worker.
+    public var leaseEnds: Date
+}
+
+/// A device to send to again later.
+public struct PushRetry: Hashable, Sendable {
+    public var device: DeviceReferences
+    public var notBefore: Date
+    /// Attempts made so far; the next claim counts one more.
+    public var attempts: Int
+    public var lastError: String
+
+    public init(device: DeviceReferences, notBefore: Date, attempts: Int, lastError: String) {
+        self.device = device
+        self.notBefore = notBefore
+        self.attempts = attempts
+        self.lastError = lastError
+    }
+}
+
+/// What finishing one claimed item does, all in the transaction that deletes it.
+public struct WorkResult: Hashable, Sendable {
+    public var item: ClaimedWorkItem
+    /// Added to the retraction's counts.
+    public var counts: RetractionCounts
+    /// Devices to send to again.
+    public var retries: [PushRetry]
+    /// Tokens APNs said are dead.
+    public var deadTokens: [DeadToken]
+
+    public init(item: ClaimedWorkItem, counts: RetractionCounts = RetractionCounts(), retries: [PushRetry] = [], deadTokens: [DeadToken] = []) {
+        self.item = item
+        self.counts = counts
+        self.retries = retries
+        self.deadTokens = deadTokens
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import PostgresNIO
+import RetractKit
+import RetractStore
+import Testing
+
+@Suite("Deliveries")
+struct DeliveryTests {
+    @Test func bulkRecordingIsOneStatementAndRecordingAgainIsHarmless() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            let batch = Fixture.deliveries(app: app, reference: "msg-1", tokens: 0..<10_000)
+            #expect(try await store.record(batch) == 10_000)
+            #expect(try await store.record(batch) == 0)
+            // Repeats inside one batch, too.
+            #expect(try await store.record(Array(batch.prefix(3)) + Array(batch.prefix(3))) == 0)
+            #expect(try await Fixture.scalar(store, "SELECT count(*) FROM deliveries", as: Int.self) == 10_000)
+            #expect(try await store.countDevices(appID: app.id, references: ["msg-1"]) == 10_000)
+        }
+    }
+
+    @Test func streamsAHundredThousandDevicesInBoundedPages() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            for start in stride(from: 0, to: 100_000, by: 10_000) {
+                try await store.record(Fixture.deliveries(app: app, reference: "broadcast", tokens: start..<start + 10_000))
+            }
+            // Another reference and another app must not leak in.
+            try await store.record(Fixture.deliveries(app: app, reference: "other", tokens: 100_000..<100_010))
+            let otherApp = try await Fixture.registerApp(store, name: "other-app")
+            try await store.record(Fixture.deliveries(app: otherApp, reference: "broadcast", tokens: 200_000..<200_010))
+
+            var seen = 0
+            var previous: DeviceToken?
+            var largestPage = 0
+            for try await page in store.devices(appID: app.id, references: ["broadcast"], pageSize: 1000) {
+                largestPage = max(largestPage, page.devices.count)
+                for device in page.devices {
+                    #expect(device.token == Fixture.token(seen), "devices come in token order, each once")
+                    #expect(device.references == ["broadcast"])
+                    if let previous { #expect(previous < device.token) }
+                    previous = device.token
+                    seen += 1
+                }
+            }
+            #expect(seen == 100_000)
+            #expect(largestPage == 1000)
+        }
+    }
+
+    @Test func aDeviceOfSeveralReferencesComesOnceWithAllOfThem() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            try await store.record(Fixture.deliveries(app: app, reference: "a", tokens: [1, 2, 3]))
+            try await store.record(Fixture.deliveries(app: app, reference: "b", tokens: [2, 3, 4]))
+            // The same device and reference a day earlier: still one device.
+            try await store.record(Fixture.deliveries(app: app, reference: "a", tokens: [2], at: Date().addingTimeInterval(-86_400)))
+            var devices: [DeviceReferences] = []
+            // Pages of 2 cross the point where the references overlap.
+            for try await page in store.devices(appID: app.id, references: ["a", "b", "not-sent"], pageSize: 2) {
+                devices += page.devices
+            }
+            #expect(
+                devices == [
+                    DeviceReferences(token: Fixture.token(1), references: ["a"]),
+                    DeviceReferences(token: Fixture.token(2), references: ["a", "b"]),
+                    DeviceReferences(token: Fixture.token(3), references: ["a", "b"]),
+                    DeviceReferences(token: Fixture.token(4), references: ["b"]),
+                ])
+        }
+    }
+
+    @Test func deadTokensAreSkippedAndCounted() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            try await store.record(Fixture.deliveries(app: app, reference: "msg", tokens: 0..<10))
+            let early = Date(timeIntervalSince1970: 1_700_000_000)
+            try await store.markDead(
+                [
+                    DeadToken(token: Fixture.token(3), since: early.addingTimeInterval(60), reason: "Unregistered"),
+                    DeadToken(token: Fixture.token(7), since: early, reason: "BadDeviceToken"),
+                ], appID: app.id)
+            // Marking again later keeps the earliest time; earlier replaces it.
+            try await store.markDead([DeadToken(token: Fixture.token(7), since: early.addingTimeInterval(3600), reason: "Unregistered")], appID: app.id)
+            try await store.markDead([DeadToken(token: Fixture.token(3), since: early, reason: "Unregistered")], appID: app.id)
+
+            let page = try await store.devicePage(appID: app.id, references: ["msg"], limit: 100)
+            #expect(page.devices.map(\.token) == [0, 1, 2, 4, 5, 6, 8, 9].map(Fixture.token))
+            #expect(page.deadSkipped == 2)
+            #expect(page.last == Fixture.token(9))
+            #expect(try await store.countDevices(appID: app.id, references: ["msg"]) == 8)
+            #expect(try await store.deadToken(Fixture.token(7), appID: app.id) == DeadToken(token: Fixture.token(7), since: early, reason: "BadDeviceToken"))
+            #expect(try await store.deadToken(Fixture.token(3), appID: app.id)?.since == early)
+            #expect(try await store.deadToken(Fixture.token(4), appID: app.id) == nil)
+        }
+    }
+
+    @Test func aPageOfOnlyDeadTokensStillMovesTheCursor() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            try await store.record(Fixture.deliveries(app: app, reference: "msg", tokens: 0..<6))
+            try await store.markDead((0..<3).map { DeadToken(token: Fixture.token($0), since: Date(), reason: "Unregistered") }, appID: app.id)
+            var pages: [DevicePage] = []
+            for try await page in store.devices(appID: app.id, references: ["msg"], pageSize: 3) { pages.append(page) }
+            #expect(pages.first?.devices.isEmpty == true)
+            #expect(pages.first?.deadSkipped == 3)
+            #expect(pages.flatMap(\.devices).map(\.token) == [3, 4, 5].map(Fixture.token))
+        }
+    }
+
+    @Test(arguments: [
+        "'; DROP TABLE deliveries; --",
+        "msg' OR '1'='1",
+        "%", "_", "\\", "$1", "\"quoted\"", "line\nbreak", "emoji-🙂", "Ünïcødé", "a\u{0301}",
+    ] as [ReferenceID])
+    func injectionShapedReferencesAreStoredAndFoundLiterally(reference: ReferenceID) async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            try await store.record(Fixture.deliveries(app: app, reference: reference, tokens: [1]))
+            try await store.record(Fixture.deliveries(app: app, reference: "unrelated", tokens: [2]))
+            let page = try await store.devicePage(appID: app.id, references: [reference])
+            #expect(page.devices == [DeviceReferences(token: Fixture.token(1), references: [reference])])
+            #expect(try await Fixture.scalar(store, "SELECT count(*) FROM deliveries", as: Int.self) == 2)
+        }
+    }
+
+    @Test func badDeliveriesAreRefusedNamingTheRowAndNothingIsWritten() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            let good = Fixture.deliveries(app: app, reference: "ok", tokens: [1])[0]
+            var cases: [(Delivery, String)] = []
+            var longReference = good
+            longReference.reference = ReferenceID(String(repeating: "x", count: 257))
+            cases.append((longReference, "deliveries[1].reference: 257 bytes"))
+            var nul = good
+            nul.reference = "a\u{0}b"
+            cases.append((nul, "deliveries[1].reference: a reference cannot hold the NUL character"))
+            var emptyToken = good
+            emptyToken.token = DeviceToken(bytes: [])
+            cases.append((emptyToken, "deliveries[1].token: 0 bytes"))
+            var old = good
+            old.sentAt = Date().addingTimeInterval(-31 * 86_400)
+            cases.append((old, "deliveries[1].sentAt"))
+            var future = good
+            future.sentAt = Date().addingTimeInterval(2 * 86_400)
+            cases.append((future, "more than a day in the future"))
+            for (bad, message) in cases {
+                let error = await #expect(throws: StoreError.self) { try await store.record([good, bad]) }
+                #expect(error?.code == .invalidInput)
+                #expect(error?.message.contains(message) == true, "\(error?.message ?? "") should say \(message)")
+            }
+            var unknownApp = good
+            unknownApp.appID = 424_242
+            let error = await #expect(throws: StoreError.self) { try await store.record([good, unknownApp]) }
+            #expect(error?.code == .notFound)
+            #expect(error?.message == "app 424242 does not exist")
+            #expect(try await Fixture.scalar(store, "SELECT count(*) FROM deliveries", as: Int.self) == 0)
+        }
+    }
+
+    @Test func appsAreRegisteredOnceAndReadBack() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store, name: "shop", dialect: .legacy)
+            #expect(try await store.app(named: "shop") == app)
+            #expect(try await store.app(id: app.id) == app)
+            #expect(app.authentication == .token(keyID: "KEY1234567", teamID: "TEAM123456", keyPath: "/keys/AuthKey.p8"))
+            #expect(app.dialect == .legacy)
+            let duplicate = await #expect(throws: StoreError.self) { try await Fixture.registerApp(store, name: "shop") }
+            #expect(duplicate?.code == .uniqueViolation)
+            let invalid = await #expect(throws: StoreError.self) {
+                try await store.registerApp(
+                    AppRegistration(name: "Shop!", topic: "com.example.shop", environment: .production, authentication: .certificate(path: "/c.p12")),
+                    actor: "tests")
+            }
+            #expect(invalid?.code == .invalidInput)
+            #expect(invalid?.message.hasPrefix("app: name \"Shop!\"") == true)
+            #expect(try await store.apps().map(\.name) == ["shop"])
+            #expect(try await store.auditLog(appID: app.id).map(\.action) == ["app.registered"])
+        }
+    }
+
+    @Test func anUnreachableDatabaseIsAConnectionError() async throws {
+        // Port 9 (discard) on loopback: nothing listens there.
+        let url = try DatabaseURL("postgres://postgres@127.0.0.1:9/postgres?sslmode=disable")
+        let error = await #expect(throws: StoreError.self) {
+            try await RetractStore.withStore(url: url, logger: TestDatabase.logger) { store in try await store.ping() }
+        }
+        #expect(error?.code == .connectionLost, "\(error?.message ?? "")")
+        #expect(error?.message.contains("cannot connect to the database at postgres://postgres@127.0.0.1:9/postgres") == true)
+    }
+}

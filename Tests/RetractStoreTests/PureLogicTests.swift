@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+@testable import RetractStore
+
+@Suite("SQL scripts, URLs and days")
+struct PureLogicTests {
+    @Test func scriptSplitsOnSemicolonsOutsideQuotesCommentsAndBodies() throws {
+        let script = """
+            -- a comment; with a semicolon
+            CREATE TABLE a (x text DEFAULT 'it''s; fine');
+            /* block; /* nested; */ still comment */ CREATE TABLE "odd;name" (y int);
+            CREATE FUNCTION f() RETURNS void LANGUAGE plpgsql AS $$ BEGIN PERFORM 1; END $$;
+            CREATE FUNCTION g() RETURNS text LANGUAGE sql AS $body$ SELECT 'a;b' $body$;
+            SELECT E'back\\'slash;', $1;
+            -- trailing comment only
+            """
+        let statements = try SQLScript.statements(in: script)
+        #expect(statements.count == 5)
+        #expect(statements[0].hasSuffix("DEFAULT 'it''s; fine')"))
+        #expect(statements[1].hasSuffix("CREATE TABLE \"odd;name\" (y int)"))
+        #expect(statements[2].hasSuffix("$$ BEGIN PERFORM 1; END $$"))
+        #expect(statements[3].hasSuffix("$body$ SELECT 'a;b' $body$"))
+        #expect(statements[4] == "SELECT E'back\\'slash;', $1")
+    }
+
+    @Test(arguments: [
+        ("SELECT 'open", "string", 1),
+        ("SELECT 1;\nSELECT \"open", "quoted identifier", 2),
+        ("SELECT 1;\n\n/* open", "block comment", 3),
+        ("CREATE FUNCTION f() AS $fn$ body", "dollar-quoted body $fn$", 1),
+    ])
+    func unterminatedConstructsAreReportedWithTheirLine(script: String, construct: String, line: Int) {
+        #expect(throws: SQLScript.Unterminated(construct: construct, line: line)) { try SQLScript.statements(in: script) }
+    }
+
+    @Test func theShippedMigrationsSplit() throws {
+        for migration in Migration.all {
+            let statements = try SQLScript.statements(in: migration.sql)
+            #expect(statements.count > 5)
+            #expect(statements.allSatisfy { !$0.isEmpty })
+        }
+    }
+
+    @Test func databaseURLsAreRead() throws {
+        let url = try DatabaseURL("postgres://retract:s%40cret@db.internal:6543/ledger?sslmode=require")
+        #expect(url.host == "db.internal")
+        #expect(url.port == 6543)
+        #expect(url.username == "retract")
+        #expect(url.password == "s@cret")
+        #expect(url.database == "ledger")
+        #expect(url.tls == .require)
+        #expect(url.description == "postgres://retract:***@db.internal:6543/ledger?sslmode=require")
+        let defaults = try DatabaseURL("postgresql://localhost")
+        #expect(defaults.port == 5432)
+        #expect(defaults.username == "postgres")
+        #expect(defaults.database == "postgres")
+        #expect(defaults.tls == .prefer)
+    }
+
+    @Test(arguments: [
+        ("not a url", "not a URL"),
+        ("mysql://localhost/db", "the scheme is mysql"),
+        ("postgres:///db", "no host"),
+        ("postgres://localhost/db?sslmode=sometimes", "sslmode sometimes"),
+        ("postgres://u:hunter2@localhost/db?pool=3", "unknown parameter pool"),
+    ])
+    func badDatabaseURLsSayWhatIsWrongWithoutThePassword(string: String, reason: String) {
+        let error = #expect(throws: StoreError.self) { try DatabaseURL(string) }
+        #expect(error?.code == .invalidInput)
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("hunter2") == false)
+    }
+
+    @Test func daysConvertToPartitionNamesAndBack() {
+        let date = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18T09:46:40Z
+        let day = UTCDay(containing: date)
+        #expect(day.isoDate == "2026-11-18")
+        #expect(day.partitionName == "deliveries_20261118")
+        #expect(UTCDay(partitionName: "deliveries_20261118") == day)
+        #expect(UTCDay(containing: Date(timeIntervalSince1970: 0)).isoDate == "1970-01-01")
+        #expect(UTCDay(partitionName: "deliveries_20240229")?.adding(days: 1).isoDate == "2024-03-01")
+        for name in ["deliveries_2026111", "deliveries_20261332", "other_20261118", "deliveries_2026111x"] {
+            #expect(UTCDay(partitionName: name) == nil, "\(name)")
+        }
+        for number in stride(from: -700_000, through: 2_900_000, by: 997) {
+            let day = UTCDay(number: number)
+            #expect(UTCDay(partitionName: day.partitionName) == day)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# scripts/bench ledger: records N deliveries of one reference through
+# RetractStore (batches of B), then loads the same rows into the same emptied
+# table with psql \copy, in the same run; prints rows/s for both and the ratio
+# store/copy. Then streams every device of that reference and prints rows/s
+# and the streaming process's peak RSS. Uses DATABASE_URL's server when set,
+# else a throwaway PostgreSQL that is removed at exit.
+set -euo pipefail
+
+rows=1000000
+batch=10000
+runs=3
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -n) rows=$2; shift 2 ;;
+        --batch) batch=$2; shift 2 ;;
+        --runs) runs=$2; shift 2 ;;
+        *) echo "bench ledger: unknown argument $1" >&2; exit 64 ;;
+    esac
+done
+
+swift build -c release --product retract-bench >&2
+bin=$(swift build -c release --show-bin-path)
+
+if [ -z "${DATABASE_URL:-}" ]; then
+    # shellcheck source=throwaway-postgres.sh
+    source scripts/lib/throwaway-postgres.sh
+    start_throwaway_postgres
+    server=$RETRACT_TEST_DATABASE_URL
+else
+    server=$DATABASE_URL
+fi
+database="retract_bench_$$"
+psql "$server" -Xqc "CREATE DATABASE $database"
+url="${server%/*}/$database?sslmode=disable"
+work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-ledger.XXXXXX")
+chmod 755 "$work"
+cleanup_bench() {
+    rm -rf "$work"
+    psql "$server" -Xqc "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap 'cleanup_bench; stop_throwaway_postgres 2>/dev/null || true' EXIT
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])[sys.argv[2]], 2))" "$1" "$2"; }
+
+echo "rows=$rows batch=$batch (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
+printf '%-7s%14s%14s%8s\n' run store/s copy/s ratio
+store_all=() copy_all=() ratio_all=()
+for run in $(seq 1 "$runs"); do
+    out=$("$bin/retract-bench" ledger --database-url "$url" -n "$rows" --batch "$batch" --work "$work")
+    store=$(field "$out" storeRowsPerSecond)
+    copy=$(field "$out" copyRowsPerSecond)
+    ratio=$(python3 -c "print(f'{$store / $copy:.2f}')")
+    printf '%-7s%14.0f%14.0f%8s\n' "$run" "$store" "$copy" "$ratio"
+    store_all+=("$store") copy_all+=("$copy") ratio_all+=("$ratio")
+done
+printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${store_all[@]}")" "$(median "${copy_all[@]}")" "$(median "${ratio_all[@]}")"
+
+printf '\n%-7s%14s%14s\n' run devices/s peakRSS-MiB
+stream_all=() rss_all=()
+for run in $(seq 1 "$runs"); do
+    out=$("$bin/retract-bench" ledger-stream --database-url "$url")
+    rate=$(field "$out" devicesPerSecond)
+    rss=$(field "$out" peakRSSMiB)
+    printf '%-7s%14.0f%14s\n' "$run" "$rate" "$rss"
+    stream_all+=("$rate") rss_all+=("$rss")
+done
+printf '%-7s%14.0f%14s\n' median "$(median "${stream_all[@]}")" "$(median "${rss_all[@]}")"
