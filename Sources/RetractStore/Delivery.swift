@@ -45,6 +45,13 @@ public struct DeviceReferences: Hashable, Sendable {
 
 /// One page of the devices of some references, in token order.
 public struct DevicePage: Hashable, Sendable {
+    public init(devices: [DeviceReferences], deadSkipped: Int, last: DeviceToken?, mayHaveMore: Bool) {
+        self.devices = devices
+        self.deadSkipped = deadSkipped
+        self.last = last
+        self.mayHaveMore = mayHaveMore
+    }
+
     /// The live devices of the page.
     public var devices: [DeviceReferences]
     /// Devices of the page skipped because their token is dead.
@@ -53,4 +60,34 @@ public struct DevicePage: Hashable, Sendable {
     public var last: DeviceToken?
     /// Whether the page was full, so more devices may follow.
     public var mayHaveMore: Bool
+}
+
+extension DevicePage {
+    /// The page made of each reference's first `limit` rows after the cursor.
+    ///
+    /// A reference that returned `limit` rows may have more beyond its last
+    /// token, so the page ends at the smallest such last token: every device
+    /// up to it has all of its references here. A device can come twice for
+    /// one reference (sent on two days); it counts once.
+    init(merging rows: [(reference: String, token: DeviceToken, isDead: Bool)], limit: Int) {
+        var perReference: [String: (count: Int, last: DeviceToken)] = [:]
+        var devices: [DeviceToken: (references: Set<String>, isDead: Bool)] = [:]
+        for row in rows {
+            let seen = perReference[row.reference] ?? (0, row.token)
+            perReference[row.reference] = (seen.count + 1, max(seen.last, row.token))
+            devices[row.token, default: ([], row.isDead)].references.insert(row.reference)
+        }
+        let cutoff = perReference.values.filter { $0.count == limit }.map(\.last).min()
+        var page = DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: cutoff != nil)
+        for token in devices.keys.sorted() where cutoff.map({ token <= $0 }) ?? true {
+            let device = devices[token]!
+            page.last = token
+            if device.isDead {
+                page.deadSkipped += 1
+            } else {
+                page.devices.append(DeviceReferences(token: token, references: device.references.sorted().map { ReferenceID($0) }))
+            }
+        }
+        self = page
+    }
 }

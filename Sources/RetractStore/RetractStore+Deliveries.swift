@@ -32,18 +32,37 @@ extension RetractStore {
             tokens.append(ByteBuffer(bytes: delivery.token.bytes))
             sentAt.append(delivery.sentAt)
         }
-        let query: PostgresQuery = """
-            WITH inserted AS (
-                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at)
-                SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s
-                FROM unnest(\(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[]) AS u (a, r, t, s)
-                ON CONFLICT DO NOTHING
-                RETURNING 1
-            )
-            SELECT count(*) FROM inserted
-            """
-        return try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
-            try await client.query(query, logger: logger).values(of: Int.self).first ?? 0
+        // Nearly every batch is new: a plain INSERT costs half of what ON
+        // CONFLICT does. A batch that repeats a delivery fails whole on the
+        // primary key and goes again, keeping only what is new. (A retry after
+        // a lost connection lands there too, so the plain insert may be retried.)
+        do {
+            try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
+                try await client.query(
+                    """
+                    INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at)
+                    SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s
+                    FROM unnest(\(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[]) AS u (a, r, t, s)
+                    """,
+                    logger: logger)
+            }
+            return deliveries.count
+        } catch let error where error.code == .uniqueViolation {
+            return try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
+                try await client.query(
+                    """
+                    WITH inserted AS (
+                        INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at)
+                        SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s
+                        FROM unnest(\(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[]) AS u (a, r, t, s)
+                        ON CONFLICT DO NOTHING
+                        RETURNING 1
+                    )
+                    SELECT count(*) FROM inserted
+                    """,
+                    logger: logger
+                ).values(of: Int.self).first ?? 0
+            }
         }
     }
 
@@ -52,8 +71,9 @@ extension RetractStore {
     /// once with all of its references. Dead tokens are skipped but counted.
     ///
     /// Each reference is read through the primary key from `after` on, at most
-    /// `limit` tokens each, so a page costs the same early or late in a
-    /// reference of millions.
+    /// `limit` rows each, and the rows are merged here: a page costs the same
+    /// early or late in a reference of millions, whatever the planner knows of
+    /// the table's statistics.
     public func devicePage(
         appID: Int64,
         references: [ReferenceID],
@@ -63,45 +83,29 @@ extension RetractStore {
     ) async throws(StoreError) -> DevicePage {
         precondition(limit > 0, "a page holds at least one device")
         let refs = Array(Set(references.map(\.rawValue))).sorted()
-        let afterBytes = after.map { ByteBuffer(bytes: $0.bytes) }
-        let throughBytes = through.map { ByteBuffer(bytes: $0.bytes) }
+        // Bounds as values rather than NULL tests, so every query has the same
+        // plan: the empty string sorts before every token, and 129 bytes of 0xFF
+        // after every token the ledger accepts (at most 128 bytes).
+        let lower = ByteBuffer(bytes: after?.bytes ?? [])
+        let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
         let query: PostgresQuery = """
-            SELECT x.token, array_agg(x.reference ORDER BY x.reference),
-                   EXISTS (SELECT 1 FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = x.token)
-            FROM (
-                SELECT r.ref AS reference, d.token
-                FROM unnest(\(refs)::text[]) AS r (ref)
-                CROSS JOIN LATERAL (
-                    SELECT DISTINCT token FROM deliveries
-                    WHERE app_id = \(appID) AND reference = r.ref
-                      AND (\(afterBytes)::bytea IS NULL OR token > \(afterBytes)::bytea)
-                      AND (\(throughBytes)::bytea IS NULL OR token <= \(throughBytes)::bytea)
-                    ORDER BY token
-                    LIMIT \(limit)
-                ) d
-            ) x
-            GROUP BY x.token
-            ORDER BY x.token
-            LIMIT \(limit)
+            SELECT d.reference, d.token, EXISTS (SELECT 1 FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
+            FROM unnest(\(refs)::text[]) AS r (ref)
+            CROSS JOIN LATERAL (
+                SELECT reference, token FROM deliveries
+                WHERE app_id = \(appID) AND reference = r.ref AND token > \(lower) AND token <= \(upper)
+                ORDER BY token
+                LIMIT \(limit)
+            ) d
             """
-        return try await perform("reading devices of \(Self.describe(references))", idempotent: true) {
-            var page = DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: false)
-            var rows = 0
-            for try await (token, references, isDead) in try await client.query(query, logger: logger).decode(
-                (ByteBuffer, [String], Bool).self)
-            {
-                rows += 1
-                let deviceToken = DeviceToken(bytes: Array(token.readableBytesView))
-                page.last = deviceToken
-                if isDead {
-                    page.deadSkipped += 1
-                } else {
-                    page.devices.append(DeviceReferences(token: deviceToken, references: references.map { ReferenceID($0) }))
-                }
+        let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) {
+            var rows: [(reference: String, token: DeviceToken, isDead: Bool)] = []
+            for try await (reference, token, isDead) in try await client.query(query, logger: logger).decode((String, ByteBuffer, Bool).self) {
+                rows.append((reference, DeviceToken(token), isDead))
             }
-            page.mayHaveMore = rows == limit
-            return page
+            return rows
         }
+        return DevicePage(merging: rows, limit: limit)
     }
 
     /// Every device of `references`, page by page; memory holds one page.
@@ -157,12 +161,15 @@ extension RetractStore {
         }
     }
 
+    /// Apps are never deleted, so an app seen once is not asked about again.
     private func checkAppsExist(_ ids: Set<Int64>) async throws(StoreError) {
-        let ids = Array(ids)
+        let unknown = Array(knownApps.withLockedValue { ids.subtracting($0) })
+        guard !unknown.isEmpty else { return }
         let found = try await perform("checking apps", idempotent: true) {
-            try await client.query("SELECT id FROM apps WHERE id = ANY(\(ids)::bigint[])", logger: logger).values(of: Int64.self)
+            try await client.query("SELECT id FROM apps WHERE id = ANY(\(unknown)::bigint[])", logger: logger).values(of: Int64.self)
         }
-        if let missing = Set(ids).subtracting(found).sorted().first {
+        knownApps.withLockedValue { $0.formUnion(found) }
+        if let missing = Set(unknown).subtracting(found).sorted().first {
             throw StoreError(.notFound, "app \(missing) does not exist")
         }
     }

@@ -17,6 +17,8 @@ public final class RetractStore: Sendable {
     let logger: Logger
     /// Day partitions of `deliveries` known to exist, so a write does not ask each time.
     let knownPartitions = NIOLockedValueBox<Set<String>>([])
+    /// Apps known to exist.
+    let knownApps = NIOLockedValueBox<Set<Int64>>([])
 
     /// A store over `client`, which the caller runs (`client.run()`), as a
     /// service of the server's lifecycle, say.

@@ -1,4 +1,5 @@
 import Foundation
+import RetractKit
 import Testing
 
 @testable import RetractStore
@@ -87,5 +88,36 @@ struct PureLogicTests {
             let day = UTCDay(number: number)
             #expect(UTCDay(partitionName: day.partitionName) == day)
         }
+    }
+}
+
+@Suite("Merging a page")
+struct DevicePageMergingTests {
+    private func token(_ byte: UInt8) -> DeviceToken { DeviceToken(bytes: [byte]) }
+
+    @Test func aPageEndsWhereAReferenceThatHitItsLimitMayContinue() {
+        // "a" returned its limit of 3 rows, ending at 5: "b"'s rows past 5 wait for the next page.
+        let rows: [(reference: String, token: DeviceToken, isDead: Bool)] = [
+            ("a", token(1), false), ("a", token(3), false), ("a", token(5), false),
+            ("b", token(2), false), ("b", token(3), false), ("b", token(9), true),
+        ]
+        let page = DevicePage(merging: rows, limit: 3)
+        #expect(page.devices.map(\.token) == [1, 2, 3, 5].map(token))
+        #expect(page.devices[2].references == ["a", "b"])
+        #expect(page.last == token(5))
+        #expect(page.mayHaveMore)
+        #expect(page.deadSkipped == 0)
+    }
+
+    @Test func aPageWhoseReferencesAllEndedEarlyIsTheLast() {
+        let rows: [(reference: String, token: DeviceToken, isDead: Bool)] = [
+            ("a", token(1), false), ("a", token(1), false), ("b", token(4), true),
+        ]
+        let page = DevicePage(merging: rows, limit: 3)
+        #expect(page.devices == [DeviceReferences(token: token(1), references: ["a"])])
+        #expect(page.deadSkipped == 1)
+        #expect(page.last == token(4))
+        #expect(!page.mayHaveMore)
+        #expect(DevicePage(merging: [], limit: 3) == DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: false))
     }
 }
