@@ -10,7 +10,7 @@ extension RetractStore {
     /// any worker.
     public func claimWork(worker: String, limit: Int, lease: Duration) async throws(StoreError) -> [ClaimedWorkItem] {
         let claim = UUID()
-        let leaseMilliseconds = Int64(lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
+        let leaseMilliseconds = lease.milliseconds
         // Not idempotent, but safe to report: a claim that happened unseen comes back when its lease ends.
         return try await perform("claiming work", idempotent: false) {
             let rows = try await client.query(
@@ -168,7 +168,7 @@ extension RetractStore {
     @discardableResult
     public func extendLease(_ items: [ClaimedWorkItem], by lease: Duration) async throws(StoreError) -> Set<Int64> {
         guard !items.isEmpty else { return [] }
-        let leaseMilliseconds = Int64(lease.components.seconds * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)
+        let leaseMilliseconds = lease.milliseconds
         let ids = items.map(\.id)
         let claims = items.map(\.claim)
         return try await perform("extending \(items.count) leases", idempotent: true) {
@@ -219,4 +219,9 @@ extension DeviceToken {
     init(_ buffer: ByteBuffer) {
         self.init(bytes: Array(buffer.readableBytesView))
     }
+}
+
+extension Duration {
+    /// Whole milliseconds, as SQL intervals take them here.
+    fileprivate var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
