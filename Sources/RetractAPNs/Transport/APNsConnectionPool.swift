@@ -97,28 +97,30 @@ final class APNsConnectionPool: Sendable {
 
     private static func route(_ exchange: APNsExchange, in state: inout State) -> Route {
         guard !state.isShutDown else { return .fail(.clientShutdown) }
-        // A connection can stop taking requests before its retirement reaches
-        // the pool; sending to it would bounce the request straight back here.
-        // It closes itself once its last stream is answered.
-        for slot in state.slots.indices {
-            if case .ready(let connection) = state.slots[slot], !connection.acceptsRequests {
-                state.slots[slot] = .empty
-            }
-        }
         let index = state.next
         state.next = (state.next + 1) % state.slots.count
-        let anyReady = state.slots.lazy.compactMap { slot -> APNsConnection? in
-            if case .ready(let connection) = slot { return connection }
-            return nil
-        }.first
+        // A connection can stop taking requests before its retirement reaches
+        // the pool; sending to it would bounce the request straight back here.
+        // Its slot is free again (it closes itself once its streams are answered).
+        if case .ready(let connection) = state.slots[index], !connection.acceptsRequests {
+            state.slots[index] = .empty
+        }
+        // Only needed when the slot is not ready, which is rare once connected.
+        var anyReady: APNsConnection? {
+            state.slots.lazy.compactMap { slot -> APNsConnection? in
+                if case .ready(let connection) = slot, connection.acceptsRequests { return connection }
+                return nil
+            }.first
+        }
         switch state.slots[index] {
         case .ready(let connection):
             return .send(connection)
         case .empty:
             // Fill the slot; the request goes to a ready connection if there is one.
-            state.slots[index] = .connecting(waiting: anyReady == nil ? [exchange] : [])
+            let ready = anyReady
+            state.slots[index] = .connecting(waiting: ready == nil ? [exchange] : [])
             state.connectionsOpened += 1
-            return .connect(slot: index, sendTo: anyReady)
+            return .connect(slot: index, sendTo: ready)
         case .connecting(var waiting):
             if let anyReady { return .send(anyReady) }
             waiting.append(exchange)
