@@ -20,15 +20,8 @@ extension RetractStore {
         do {
             let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) {
                 try await client.withTransaction(logger: logger) { connection in
-                    let total = try await connection.rows(
-                        """
-                        SELECT count(*) FROM (
-                            SELECT DISTINCT token FROM deliveries WHERE app_id = \(request.appID) AND reference = ANY(\(refs)::text[])
-                        ) d
-                        WHERE NOT EXISTS (SELECT 1 FROM dead_tokens dt WHERE dt.app_id = \(request.appID) AND dt.token = d.token)
-                        """,
-                        logger: logger
-                    ).values(of: Int.self).first ?? 0
+                    let total = try await connection.rows(Self.deviceCount(appID: request.appID, references: references), logger: logger)
+                        .values(of: Int.self).first ?? 0
                     let finished = request.dryRun || total == 0
                     let rows = try await connection.query(
                         """
