@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "RetractAPNs", targets: ["RetractAPNs"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "RetractStore", targets: ["RetractStore"]),
+        .library(name: "RetractCore", targets: ["RetractCore"]),
         .executable(name: "retract", targets: ["retract"]),
         .executable(name: "retract-bench", targets: ["retract-bench"]),
     ],
@@ -48,6 +49,7 @@ let package = Package(
             name: "APNsSimulator",
             dependencies: [
                 "RetractAPNs",
+                "RetractKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -79,6 +81,18 @@ let package = Package(
             // are compiled into the binary, so it needs no resource bundle.
             resources: [.embedInCode("Migrations")]
         ),
+        .target(
+            name: "RetractCore",
+            dependencies: [
+                "RetractKit",
+                "RetractAPNs",
+                "RetractStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "retract",
             dependencies: [
@@ -86,6 +100,10 @@ let package = Package(
                 "RetractAPNs",
                 "APNsSimulator",
                 "RetractStore",
+                "RetractCore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -97,11 +115,24 @@ let package = Package(
                 "RetractAPNs",
                 "APNsSimulator",
                 "RetractStore",
+                "RetractCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
+        ),
+        // Shared by the test targets: scratch databases and a simulator with a key on disk.
+        .target(
+            name: "RetractTestSupport",
+            dependencies: [
+                "RetractStore",
+                "RetractKit",
+                "APNsSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/RetractTestSupport"
         ),
         .testTarget(
             name: "RetractKitTests",
@@ -123,9 +154,24 @@ let package = Package(
             name: "RetractStoreTests",
             dependencies: [
                 "RetractStore",
+                "RetractTestSupport",
                 "RetractKit",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "RetractCoreTests",
+            dependencies: [
+                "RetractCore",
+                "RetractTestSupport",
+                "APNsSimulator",
+                "RetractAPNs",
+                "RetractStore",
+                "RetractKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -138,6 +184,9 @@ let package = Package(
             name: "retractTests",
             dependencies: [
                 "retract",
+                "RetractTestSupport",
+                "APNsSimulator",
+                "RetractCore",
                 "RetractKit",
                 "RetractAPNs",
                 "RetractStore",

@@ -30,16 +30,19 @@ public final class APNsSimulator: Sendable {
     private let server: any Channel
     private let inboxServer: (any Channel)?
     private let inbox: SimulatorInbox
+    private let unregistered: UnregisteredTokens
 
     private init(
         server: any Channel,
         inboxServer: (any Channel)?,
         inbox: SimulatorInbox,
+        unregistered: UnregisteredTokens,
         certificateAuthorityPEM: String?
     ) {
         self.server = server
         self.inboxServer = inboxServer
         self.inbox = inbox
+        self.unregistered = unregistered
         self.certificateAuthorityPEM = certificateAuthorityPEM
         port = server.localAddress?.port ?? 0
         inboxPort = inboxServer?.localAddress?.port
@@ -51,7 +54,8 @@ public final class APNsSimulator: Sendable {
     ) async throws -> APNsSimulator {
         let (tls, authorityPEM) = try makeTLSContext(configuration)
         let inbox = SimulatorInbox(recordsPushes: configuration.recordsInbox)
-        let rules = SimulatorRules(configuration: configuration)
+        let unregistered = UnregisteredTokens()
+        let rules = SimulatorRules(configuration: configuration, unregisteredLater: unregistered)
         let now = configuration.now
         let settings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.faults.maxConcurrentStreams),
@@ -92,7 +96,8 @@ public final class APNsSimulator: Sendable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try Data(authorityPEM.utf8).write(to: folder.appendingPathComponent("simulator-ca.pem"), options: .atomic)
         }
-        return APNsSimulator(server: server, inboxServer: inboxServer, inbox: inbox, certificateAuthorityPEM: authorityPEM)
+        return APNsSimulator(
+            server: server, inboxServer: inboxServer, inbox: inbox, unregistered: unregistered, certificateAuthorityPEM: authorityPEM)
     }
 
     /// The pushes `deviceToken` (hex, either case) was sent and the simulator accepted, oldest first.
@@ -106,6 +111,12 @@ public final class APNsSimulator: Sendable {
     public var statistics: SimulatorStatistics { inbox.statistics }
 
     /// Forgets the pushes received so far (statistics stay).
+    /// From now on, pushes to `deviceToken` are answered `410 Unregistered`
+    /// with `since` as the timestamp: the app was uninstalled.
+    public func unregister(deviceToken: String, since: Date = Date()) {
+        unregistered.add(deviceToken, since: since)
+    }
+
     public func clearInbox() {
         inbox.clear()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import RetractAPNs
@@ -31,15 +32,18 @@ struct SimulatorRules {
     var tokenKeys: [String: SimulatorTokenKey]
     var topics: Set<String>?
     var faults: SimulatorFaults
+    /// Tokens unregistered while the simulator runs (an app uninstalled), shared by every connection.
+    var unregisteredLater: UnregisteredTokens
 
     static let tokenLifetime: TimeInterval = 60 * 60
     static let minimumTokenInterval: TimeInterval = 20 * 60
     static let validPushTypes = Set(APNsPushType.allCases.map(\.rawValue))
 
-    init(configuration: SimulatorConfiguration) {
+    init(configuration: SimulatorConfiguration, unregisteredLater: UnregisteredTokens = UnregisteredTokens()) {
         tokenKeys = Dictionary(configuration.tokenKeys.map { ($0.keyID, $0) }, uniquingKeysWith: { _, last in last })
         topics = configuration.topics
         faults = configuration.faults
+        self.unregisteredLater = unregisteredLater
     }
 
     /// - Parameters:
@@ -91,7 +95,7 @@ struct SimulatorRules {
         }
 
         let token = deviceToken.lowercased()
-        if let since = faults.unregisteredTokens[token] { return reject(.unregistered, timestamp: since) }
+        if let since = faults.unregisteredTokens[token] ?? unregisteredLater.since(token) { return reject(.unregistered, timestamp: since) }
         if faults.badDeviceTokens.contains(token) { return reject(.badDeviceToken) }
         let dice = faults.tooManyRequestsRate + faults.serviceUnavailableRate > 0 ? roll(token) : 1
         if dice < faults.tooManyRequestsRate { return reject(.tooManyRequests) }
@@ -142,5 +146,18 @@ enum DeviceTokenFormat {
                 (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
                     || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains($0)
             }
+    }
+}
+
+/// Tokens that became invalid while the simulator runs.
+final class UnregisteredTokens: Sendable {
+    private let tokens = NIOLockedValueBox<[String: Date]>([:])
+
+    func add(_ token: String, since: Date) {
+        tokens.withLockedValue { $0[token.lowercased()] = since }
+    }
+
+    func since(_ token: String) -> Date? {
+        tokens.withLockedValue { $0.isEmpty ? nil : $0[token] }
     }
 }

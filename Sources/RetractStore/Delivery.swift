@@ -54,7 +54,8 @@ public struct DevicePage: Hashable, Sendable {
 
     /// The live devices of the page.
     public var devices: [DeviceReferences]
-    /// Devices of the page skipped because their token is dead.
+    /// Devices of the page skipped because their token is dead (marked dead
+    /// at or after the page's `countingDeadFrom`, when it was given one).
     public var deadSkipped: Int
     /// The last token the page covered, dead or alive: the next page starts after it.
     public var last: DeviceToken?
@@ -63,27 +64,32 @@ public struct DevicePage: Hashable, Sendable {
 }
 
 extension DevicePage {
+    /// One delivery row: a reference, its device, and when the token was marked dead if it was.
+    typealias Row = (reference: String, token: DeviceToken, deadSince: Date?)
+
     /// The page made of each reference's first `limit` rows after the cursor.
     ///
     /// A reference that returned `limit` rows may have more beyond its last
     /// token, so the page ends at the smallest such last token: every device
     /// up to it has all of its references here. A device can come twice for
-    /// one reference (sent on two days); it counts once.
-    init(merging rows: [(reference: String, token: DeviceToken, isDead: Bool)], limit: Int) {
+    /// one reference (sent on two days); it counts once. Dead devices are
+    /// skipped; those marked dead before `deadCutoff` are not counted either (a
+    /// retraction's total never included them).
+    init(merging rows: [Row], limit: Int, countingDeadFrom deadCutoff: Date? = nil) {
         var perReference: [String: (count: Int, last: DeviceToken)] = [:]
-        var devices: [DeviceToken: (references: Set<String>, isDead: Bool)] = [:]
+        var devices: [DeviceToken: (references: Set<String>, deadSince: Date?)] = [:]
         for row in rows {
             let seen = perReference[row.reference] ?? (0, row.token)
             perReference[row.reference] = (seen.count + 1, max(seen.last, row.token))
-            devices[row.token, default: ([], row.isDead)].references.insert(row.reference)
+            devices[row.token, default: ([], row.deadSince)].references.insert(row.reference)
         }
         let cutoff = perReference.values.filter { $0.count == limit }.map(\.last).min()
         var page = DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: cutoff != nil)
         for token in devices.keys.sorted() where cutoff.map({ token <= $0 }) ?? true {
             let device = devices[token]!
             page.last = token
-            if device.isDead {
-                page.deadSkipped += 1
+            if let deadSince = device.deadSince {
+                if deadCutoff.map({ deadSince >= $0 }) ?? true { page.deadSkipped += 1 }
             } else {
                 page.devices.append(DeviceReferences(token: token, references: device.references.sorted().map { ReferenceID($0) }))
             }

@@ -21,6 +21,9 @@ public struct Migration: Hashable, Sendable {
     /// Every migration this binary knows, in order. A new file in sql/ gets a
     /// line here; a test checks that the two agree.
     public static let all: [Migration] = [
-        Migration(version: 1, name: "0001_ledger.sql", sql: String(decoding: PackageResources._001_ledger_sql, as: UTF8.self))
+        Migration(version: 1, name: "0001_ledger.sql", sql: String(decoding: PackageResources._001_ledger_sql, as: UTF8.self)),
+        Migration(
+            version: 2, name: "0002_retraction_failures.sql",
+            sql: String(decoding: PackageResources._002_retraction_failures_sql, as: UTF8.self)),
     ]
 }

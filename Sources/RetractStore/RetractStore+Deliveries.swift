@@ -37,7 +37,7 @@ extension RetractStore {
         // primary key and goes again, keeping only what is new. (A retry after
         // a lost connection lands there too, so the plain insert may be retried.)
         do {
-            try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
+            _ = try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
                 try await client.query(
                     """
                     INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at)
@@ -79,7 +79,8 @@ extension RetractStore {
         references: [ReferenceID],
         after: DeviceToken? = nil,
         through: DeviceToken? = nil,
-        limit: Int = 1000
+        limit: Int = 1000,
+        countingDeadFrom cutoff: Date? = nil
     ) async throws(StoreError) -> DevicePage {
         precondition(limit > 0, "a page holds at least one device")
         let refs = Array(Set(references.map(\.rawValue))).sorted()
@@ -89,7 +90,7 @@ extension RetractStore {
         let lower = ByteBuffer(bytes: after?.bytes ?? [])
         let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
         let query: PostgresQuery = """
-            SELECT d.reference, d.token, EXISTS (SELECT 1 FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
+            SELECT d.reference, d.token, (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
             FROM unnest(\(refs)::text[]) AS r (ref)
             CROSS JOIN LATERAL (
                 SELECT reference, token FROM deliveries
@@ -99,13 +100,13 @@ extension RetractStore {
             ) d
             """
         let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) {
-            var rows: [(reference: String, token: DeviceToken, isDead: Bool)] = []
-            for try await (reference, token, isDead) in try await client.query(query, logger: logger).decode((String, ByteBuffer, Bool).self) {
-                rows.append((reference, DeviceToken(token), isDead))
+            var rows: [DevicePage.Row] = []
+            for try await (reference, token, deadSince) in try await client.query(query, logger: logger).decode((String, ByteBuffer, Date?).self) {
+                rows.append((reference, DeviceToken(token), deadSince))
             }
             return rows
         }
-        return DevicePage(merging: rows, limit: limit)
+        return DevicePage(merging: rows, limit: limit, countingDeadFrom: cutoff)
     }
 
     /// Every device of `references`, page by page; memory holds one page.
@@ -117,6 +118,21 @@ extension RetractStore {
         pageSize: Int = 1000
     ) -> DeviceStream {
         DeviceStream(store: self, appID: appID, references: references, after: after, through: through, pageSize: pageSize)
+    }
+
+    /// Those of `references` with at least one recorded delivery for the app.
+    public func recordedReferences(appID: Int64, among references: [ReferenceID]) async throws(StoreError) -> Set<ReferenceID> {
+        let refs = Array(Set(references.map(\.rawValue)))
+        return try await perform("looking up \(Self.describe(references))", idempotent: true) {
+            let found = try await client.query(
+                """
+                SELECT r.ref FROM unnest(\(refs)::text[]) AS r (ref)
+                WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.app_id = \(appID) AND d.reference = r.ref)
+                """,
+                logger: logger
+            ).values(of: String.self)
+            return Set(found.map { ReferenceID($0) })
+        }
     }
 
     /// How many live devices received any of `references`.

@@ -69,6 +69,17 @@ extension RetractStore {
         }
     }
 
+    /// Why devices of a retraction were given up on: devices per reason.
+    public func retractionFailures(id: UUID) async throws(StoreError) -> [String: Int] {
+        try await perform("reading the failures of retraction \(id)", idempotent: true) {
+            var failures: [String: Int] = [:]
+            let rows = try await client.query(
+                "SELECT reason, devices FROM retraction_failures WHERE retraction_id = \(id)", logger: logger)
+            for try await (reason, devices) in rows.decode((String, Int).self) { failures[reason] = devices }
+            return failures
+        }
+    }
+
     /// Stops a retraction: its queued work is dropped, its state is `failed`
     /// with `reason`. A retraction already finished is left as it is.
     public func failRetraction(id: UUID, reason: String) async throws(StoreError) {

@@ -7,8 +7,10 @@ extension RetractStore {
     /// Claims up to `limit` due items for `worker`, oldest due first, with
     /// `FOR UPDATE SKIP LOCKED` so concurrent claimers never get the same item.
     /// An item not finished, split or released within `lease` is due again for
-    /// any worker.
-    public func claimWork(worker: String, limit: Int, lease: Duration) async throws(StoreError) -> [ClaimedWorkItem] {
+    /// any worker. With `retractions`, only their items are claimed.
+    public func claimWork(
+        worker: String, limit: Int, lease: Duration, retractions: [UUID]? = nil
+    ) async throws(StoreError) -> [ClaimedWorkItem] {
         let claim = UUID()
         let leaseMilliseconds = lease.milliseconds
         // Not idempotent, but safe to report: a claim that happened unseen comes back when its lease ends.
@@ -16,7 +18,8 @@ extension RetractStore {
             let rows = try await client.query(
                 """
                 WITH due AS (
-                    SELECT id FROM work_items WHERE run_after <= now()
+                    SELECT id FROM work_items
+                    WHERE run_after <= now() AND (\(retractions)::uuid[] IS NULL OR retraction_id = ANY(\(retractions)::uuid[]))
                     ORDER BY run_after, id
                     LIMIT \(limit)
                     FOR UPDATE SKIP LOCKED
@@ -80,12 +83,15 @@ extension RetractStore {
                 var counts: [UUID: RetractionCounts] = [:]
                 var retries: [(UUID, PushRetry)] = []
                 var dead: [Int64: [DeadToken]] = [:]
+                var failures: [UUID: [String: Int]] = [:]
                 for result in results where deleted.contains(result.item.id) {
                     counts[result.item.retractionID, default: RetractionCounts()] += result.counts
                     retries += result.retries.map { (result.item.retractionID, $0) }
                     if let appID = appIDs[result.item.retractionID] { dead[appID, default: []] += result.deadTokens }
+                    failures[result.item.retractionID, default: [:]].merge(result.failures, uniquingKeysWith: +)
                 }
                 try await Self.insertRetries(retries, on: connection, logger: logger)
+                try await Self.addFailures(failures, on: connection, logger: logger)
                 for (appID, tokens) in dead where !tokens.isEmpty {
                     try await Self.markDead(tokens, appID: appID, on: connection, logger: logger)
                 }
@@ -192,6 +198,19 @@ extension RetractStore {
                 "SELECT count(*) FROM work_items WHERE \(retractionID)::uuid IS NULL OR retraction_id = \(retractionID)", logger: logger
             ).values(of: Int.self).first ?? 0
         }
+    }
+
+    private static func addFailures(_ failures: [UUID: [String: Int]], on connection: PostgresConnection, logger: Logger) async throws {
+        let rows = failures.flatMap { id, reasons in reasons.filter { $0.value > 0 }.map { (id, $0.key, $0.value) } }
+        guard !rows.isEmpty else { return }
+        try await connection.query(
+            """
+            INSERT INTO retraction_failures (retraction_id, reason, devices)
+            SELECT * FROM unnest(\(rows.map(\.0))::uuid[], \(rows.map(\.1))::text[], \(rows.map(\.2))::bigint[])
+            ON CONFLICT (retraction_id, reason) DO UPDATE SET devices = retraction_failures.devices + excluded.devices
+            """,
+            logger: logger
+        )
     }
 
     private static func insertRetries(_ retries: [(UUID, PushRetry)], on connection: PostgresConnection, logger: Logger) async throws {

@@ -46,11 +46,17 @@ public struct WorkResult: Hashable, Sendable {
     public var retries: [PushRetry]
     /// Tokens APNs said are dead.
     public var deadTokens: [DeadToken]
+    /// Devices given up on, by reason; added to the retraction's account.
+    public var failures: [String: Int]
 
-    public init(item: ClaimedWorkItem, counts: RetractionCounts = RetractionCounts(), retries: [PushRetry] = [], deadTokens: [DeadToken] = []) {
+    public init(
+        item: ClaimedWorkItem, counts: RetractionCounts = RetractionCounts(), retries: [PushRetry] = [], deadTokens: [DeadToken] = [],
+        failures: [String: Int] = [:]
+    ) {
         self.item = item
         self.counts = counts
         self.retries = retries
         self.deadTokens = deadTokens
+        self.failures = failures
     }
 }

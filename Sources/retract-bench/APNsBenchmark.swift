@@ -62,6 +62,8 @@ struct APNsBenchmark: AsyncParsableCommand {
         // One warm-up push opens the connections and makes the token.
         _ = try await client.send(request(0, body))
 
+        // Made before the clock starts, as h2load reads its URIs from a file.
+        let requests = (0..<count).map { request($0, body) }
         let inFlight = connections * streams
         let start = NIODeadline.now()
         let failures = try await withThrowingTaskGroup(of: Int.self) { tasks in
@@ -71,7 +73,7 @@ struct APNsBenchmark: AsyncParsableCommand {
                     var index = worker
                     while index < count {
                         do {
-                            _ = try await client.send(request(index, body))
+                            _ = try await client.send(requests[index])
                         } catch {
                             failures += 1
                         }

@@ -7,6 +7,8 @@ struct RetractBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retract-bench",
         abstract: "Benchmarks for Retract (run through scripts/bench).",
-        subcommands: [APNsBenchmark.self, BenchmarkCertificates.self, LedgerBenchmark.self, LedgerStreamBenchmark.self]
+        subcommands: [
+            APNsBenchmark.self, BenchmarkCertificates.self, LedgerBenchmark.self, LedgerStreamBenchmark.self, RetractBenchmark.self,
+        ]
     )
 }

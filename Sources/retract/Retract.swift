@@ -5,6 +5,9 @@ struct Retract: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retract",
         abstract: "Take back push notifications that were already delivered.",
-        subcommands: [MigrateCommand.self, Match.self, SimulatorCommand.self]
+        subcommands: [
+            MigrateCommand.self, AppsCommand.self, RecordCommand.self, SendCommand.self, NotificationCommand.self, StatusCommand.self,
+            DemoCommand.self, SimulatorCommand.self, Match.self,
+        ]
     )
 }

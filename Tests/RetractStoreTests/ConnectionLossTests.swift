@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractTestSupport
 import Testing
 
 @testable import RetractStore

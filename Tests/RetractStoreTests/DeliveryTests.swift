@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import RetractKit
 import RetractStore
+import RetractTestSupport
 import Testing
 
 @Suite("Deliveries")

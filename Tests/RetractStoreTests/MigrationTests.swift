@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractStore
+import RetractTestSupport
 import Testing
 
 @Suite("Migrations")

@@ -4,43 +4,7 @@ import PostgresNIO
 import RetractKit
 import RetractStore
 import Testing
-
-/// A database of its own for each test, on the server `scripts/test` starts
-/// (RETRACT_TEST_DATABASE_URL), dropped when the test ends.
-enum TestDatabase {
-    struct NotConfigured: Error, CustomStringConvertible {
-        var description: String {
-            "RETRACT_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a throwaway PostgreSQL"
-        }
-    }
-
-    static func serverURL() throws -> DatabaseURL {
-        guard let string = ProcessInfo.processInfo.environment["RETRACT_TEST_DATABASE_URL"], !string.isEmpty else {
-            throw NotConfigured()
-        }
-        return try DatabaseURL(string)
-    }
-
-    /// Runs `body` with a store on a new, empty database; migrated unless told otherwise.
-    static func withStore(
-        migrated: Bool = true,
-        retention: Retention = Retention(),
-        _ body: (RetractStore, DatabaseURL) async throws -> Void
-    ) async throws {
-        try await RetractStore.withScratchDatabase(on: try serverURL(), logger: logger) { url in
-            try await RetractStore.withStore(url: url, retention: retention, maximumConnections: 6, logger: logger) { store in
-                if migrated { try await MigrationRunner().migrate(store) }
-                try await body(store, url)
-            }
-        }
-    }
-
-    static let logger: Logger = {
-        var logger = Logger(label: "retract.store.tests")
-        logger.logLevel = .warning
-        return logger
-    }()
-}
+import RetractTestSupport
 
 /// Test data built by each test.
 enum Fixture {

@@ -34,10 +34,11 @@ struct RetractCLI {
 
     /// Starts `retract` without waiting for it, its output discarded: for
     /// commands that run until stopped.
-    static func start(_ arguments: [String], in directory: URL = packageRoot) throws -> Process {
+    static func start(_ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = try binary
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         process.currentDirectoryURL = directory
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -29,6 +29,22 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         var status: Int?
         var headers: HPACKHeaders?
         var body: ByteBuffer?
+
+        mutating func receive(_ headers: HPACKHeaders) {
+            // Trailers after the answer's headers change nothing.
+            guard status == nil else { return }
+            status = headers.first(name: ":status").flatMap { Int($0) }
+            self.headers = headers
+        }
+
+        mutating func receive(_ bytes: ByteBuffer) {
+            if body == nil {
+                body = bytes
+            } else {
+                var bytes = bytes
+                body!.writeBuffer(&bytes)
+            }
+        }
     }
 
     private enum State {
@@ -165,23 +181,11 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         switch frame.payload {
         case .headers(let payload):
-            guard var exchange = inFlight[frame.streamID] else { return }
-            if exchange.status == nil {
-                exchange.status = payload.headers.first(name: ":status").flatMap { Int($0) }
-                exchange.headers = payload.headers
-            }
-            inFlight[frame.streamID] = exchange
+            // Changed in place: copying an entry out and back costs retains per frame.
+            inFlight[frame.streamID]?.receive(payload.headers)
             if payload.endStream { finishAnswered(frame.streamID) }
         case .data(let payload):
-            guard var exchange = inFlight[frame.streamID] else { return }
-            if case .byteBuffer(var bytes) = payload.data {
-                if exchange.body == nil {
-                    exchange.body = bytes
-                } else {
-                    exchange.body!.writeBuffer(&bytes)
-                }
-            }
-            inFlight[frame.streamID] = exchange
+            if case .byteBuffer(let bytes) = payload.data { inFlight[frame.streamID]?.receive(bytes) }
             if payload.endStream { finishAnswered(frame.streamID) }
         case .rstStream(let code):
             finish(frame.streamID, with: code == .refusedStream ? .notProcessed : .failed(.connectionLost))

@@ -1,0 +1,137 @@
+import Foundation
+import RetractKit
+import RetractStore
+
+/// What `apns-collapse-id` an original gets.
+public enum CollapseIDChoice: Sendable, Hashable {
+    /// The reference: on the device, the notification's identifier is then the
+    /// reference, and a retraction finds it even without custom data.
+    case reference
+    case custom(String)
+    case none
+}
+
+/// What sending an original to a list of devices came to.
+public struct SendReport: Sendable, Hashable {
+    /// Devices APNs accepted the notification for; each is recorded in the ledger.
+    public var accepted = 0
+    /// Of those, deliveries new to the ledger.
+    public var recorded = 0
+    /// Tokens APNs says are dead; marked so in the ledger.
+    public var dead: [DeadToken] = []
+    /// Devices not reached, by reason.
+    public var failures: [String: Int] = [:]
+    /// Set when APNs refused the app's credentials and sending stopped; the
+    /// devices not tried are counted under this reason in ``failures``.
+    public var stoppedBecause: String?
+
+    public var failed: Int { failures.values.reduce(0, +) }
+}
+
+extension RetractEngine {
+    /// Sends `payload` (a JSON object with `aps`) to `tokens` with `reference`
+    /// written into its custom data, and records every delivery APNs accepted.
+    ///
+    /// Retryable answers are tried again here, with the transport's backoff;
+    /// devices are sent to in batches of ``EngineSettings/recordBatch``, each
+    /// batch's deliveries recorded before the next batch goes out.
+    public func send(
+        app: App,
+        reference: ReferenceID,
+        tokens: [DeviceToken],
+        payload: Data,
+        collapseID: CollapseIDChoice = .reference
+    ) async throws(RetractError) -> SendReport {
+        if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "reference \"\(reference)\": \(problem)") }
+        guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token") }
+        let body: Data
+        do {
+            body = try PayloadBuilder(dialect: app.dialect).originalPayload(payload, reference: reference)
+        } catch {
+            throw RetractError(.invalidInput, "payload: \(error)")
+        }
+        let visible = try Self.isVisible(body)
+        let collapse: String?
+        switch collapseID {
+        case .reference: collapse = reference.rawValue
+        case .custom(let id): collapse = id
+        case .none: collapse = nil
+        }
+        if let collapse, collapse.utf8.count > 64 || collapse.isEmpty {
+            throw RetractError(.invalidInput, "collapse id \"\(collapse.prefix(80))\": 1 to 64 bytes (APNs's limit)")
+        }
+        let transport = try transports.transport(for: app)
+        let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)
+
+        var report = SendReport()
+        let unique = Array(Set(tokens)).sorted()
+        for start in stride(from: 0, to: unique.count, by: settings.recordBatch) {
+            let batch = Array(unique[start..<min(start + settings.recordBatch, unique.count)])
+            if let stopped = report.stoppedBecause {
+                report.failures[stopped, default: 0] += batch.count
+                continue
+            }
+            let outcomes = await sendWithRetries(batch.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
+            var accepted: [DeviceToken] = []
+            for (token, outcome) in zip(batch, outcomes) {
+                switch outcome {
+                case .accepted: accepted.append(token)
+                case .tokenDead(let since, let reason): report.dead.append(DeadToken(token: token, since: since, reason: reason))
+                case .failed(let reason), .retry(_, let reason): report.failures[reason, default: 0] += 1
+                case .authenticationFailed(let reason):
+                    report.stoppedBecause = "APNs refused the app's credentials: \(reason)"
+                    report.failures[report.stoppedBecause!, default: 0] += 1
+                }
+            }
+            report.accepted += accepted.count
+            report.recorded += try await record(app: app, reference: reference, tokens: accepted)
+        }
+        let dead = report.dead
+        try await RetractError.store { () async throws(StoreError) in try await store.markDead(dead, appID: app.id) }
+        logger.info(
+            "original sent",
+            metadata: [
+                "app": "\(app.name)", "reference": "\(reference)", "accepted": "\(report.accepted)", "dead": "\(report.dead.count)",
+                "failed": "\(report.failed)",
+            ])
+        return report
+    }
+
+    /// Sends each push until it is accepted, dead, failed or refused, waiting
+    /// out the transport's backoff between attempts; at most ``window`` in flight.
+    func sendWithRetries(_ pushes: [OutgoingPush], via transport: any PushTransport) async -> [PushOutcome] {
+        await withTaskGroup(of: (Int, PushOutcome).self) { group in
+            for (index, push) in pushes.enumerated() {
+                group.addTask {
+                    var attempt = 1
+                    while true {
+                        await self.window.acquire()
+                        let outcome = await transport.send(push, attempt: attempt)
+                        self.window.release()
+                        guard case .retry(let delay, _) = outcome, !Task.isCancelled else { return (index, outcome) }
+                        try? await Task.sleep(for: delay)
+                        attempt += 1
+                    }
+                }
+            }
+            var outcomes = [PushOutcome](repeating: .failed(reason: "not sent"), count: pushes.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
+        }
+    }
+
+    /// Whether an original shows something (alert, sound or badge) rather than
+    /// only waking the app; that decides its push type.
+    private static func isVisible(_ body: Data) throws(RetractError) -> Bool {
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
+            let aps = object["aps"] as? [String: Any]
+        else {
+            throw RetractError(.invalidInput, "payload: it needs an \"aps\" object")
+        }
+        if ["alert", "sound", "badge"].contains(where: { aps[$0] != nil }) { return true }
+        guard (aps["content-available"] as? NSNumber)?.intValue == 1 else {
+            throw RetractError(.invalidInput, "payload: \"aps\" has neither alert, sound, badge nor content-available: 1; APNs would show nothing")
+        }
+        return false
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import RetractKit
+import RetractStore
+
+/// Sends the pushes of queued retractions: claims work items from the
+/// ledger's queue, reads each item's devices, sends every device one push
+/// with all of its references, and finishes the item with its counts, dead
+/// tokens and retries in one transaction.
+///
+/// Any number of workers, in any number of processes, can share the queue.
+/// One that dies leaves its items claimed until their lease ends; another
+/// worker then sends them again, so every device gets its push at least once.
+public final class RetractionWorker: Sendable {
+    private let engine: RetractEngine
+    /// Names this worker's claims in the queue, for operators.
+    public let name: String
+    private let retractions = NIOLockedValueBox<[UUID: Job]>([:])
+
+    /// What a work item needs to know of its retraction.
+    private struct Job: Sendable {
+        var retraction: Retraction
+        var app: App
+    }
+
+    public init(engine: RetractEngine, name: String = RetractionWorker.defaultName) {
+        self.engine = engine
+        self.name = name
+    }
+
+    /// `host:pid`, unique among running processes.
+    public static var defaultName: String {
+        "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    private var store: RetractStore { engine.store }
+    private var settings: EngineSettings { engine.settings }
+    private var logger: Logger { engine.logger }
+
+    /// Works on the whole queue until the task is cancelled. Database errors
+    /// are logged and waited out.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { lanes in
+            for _ in 0..<settings.lanes {
+                lanes.addTask {
+                    while !Task.isCancelled {
+                        do {
+                            try await self.lane(only: nil)
+                        } catch {
+                            self.logger.warning("worker lane stopped by the database; starting again", metadata: ["error": "\(error)"])
+                            try? await Task.sleep(for: .seconds(1))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Works on these retractions only, until each is done or failed.
+    ///
+    /// - Throws: the first database error; the retraction stays queued for
+    ///   this or another worker to finish.
+    public func finish(_ ids: [UUID]) async throws(RetractError) {
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { lanes in
+                for _ in 0..<settings.lanes {
+                    lanes.addTask { try await self.lane(only: ids) }
+                }
+                try await lanes.waitForAll()
+            }
+        } catch let error as StoreError {
+            throw RetractError(error)
+        } catch let error as RetractError {
+            throw error
+        } catch {
+            throw RetractError(.store, "\(error)")
+        }
+    }
+
+    /// Claims and works one item at a time. With `only`, returns once those
+    /// retractions are finished.
+    private func lane(only ids: [UUID]?) async throws(StoreError) {
+        while !Task.isCancelled {
+            let claimed = try await store.claimWork(worker: name, limit: 1, lease: settings.lease, retractions: ids)
+            guard let item = claimed.first else {
+                if let ids, try await allFinished(ids) { return }
+                try? await Task.sleep(for: settings.idlePoll)
+                continue
+            }
+            try await keepingLease(of: item) { () async throws(StoreError) in try await self.work(item) }
+        }
+    }
+
+    private func allFinished(_ ids: [UUID]) async throws(StoreError) -> Bool {
+        for id in ids {
+            guard let retraction = try await store.retraction(id: id) else { continue }
+            if retraction.state == .queued || retraction.state == .sending { return false }
+        }
+        return true
+    }
+
+    /// Runs `body` while a side task moves the item's lease on every third of it.
+    private func keepingLease(of item: ClaimedWorkItem, _ body: () async throws(StoreError) -> Void) async throws(StoreError) {
+        let lease = settings.lease
+        let keeper = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: lease / 3)
+                if Task.isCancelled { return }
+                _ = try? await store.extendLease([item], by: lease)
+            }
+        }
+        defer { keeper.cancel() }
+        try await body()
+    }
+
+    // MARK: - One item
+
+    private func work(_ item: ClaimedWorkItem) async throws(StoreError) {
+        guard let job = try await job(for: item.retractionID) else { return }
+        let transport: any PushTransport
+        do {
+            transport = try engine.transports.transport(for: job.app)
+        } catch {
+            try await stop(job, because: error.message)
+            return
+        }
+        var tally: Tally
+        switch item.kind {
+        case .page(let after, let through):
+            let page = try await store.devicePage(
+                appID: job.app.id, references: job.retraction.references, after: after, through: through, limit: settings.pageSize,
+                countingDeadFrom: job.retraction.createdAt)
+            // The rest of the range becomes an item another lane can take now.
+            if page.mayHaveMore, let last = page.last {
+                guard try await store.splitPage(item, at: last) else { return }
+            }
+            tally = await send(page.devices, job: job, transport: transport, attempt: 1, isRetry: false)
+            tally.counts.dead += page.deadSkipped
+        case .push(let device):
+            tally = await send([device], job: job, transport: transport, attempt: item.attempts, isRetry: true)
+        }
+        if let refusal = tally.refusal {
+            try await stop(job, because: "APNs refused the app's credentials (\(refusal)); fix them, then retract again")
+            return
+        }
+        try await store.finish([
+            WorkResult(item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures)
+        ])
+    }
+
+    private func job(for id: UUID) async throws(StoreError) -> Job? {
+        if let known = retractions.withLockedValue({ $0[id] }) { return known }
+        guard let retraction = try await store.retraction(id: id), let app = try await store.app(id: retraction.appID) else { return nil }
+        let job = Job(retraction: retraction, app: app)
+        retractions.withLockedValue { $0[id] = job }
+        return job
+    }
+
+    /// Fails the retraction: its queued work is dropped, and it reports `reason`.
+    private func stop(_ job: Job, because reason: String) async throws(StoreError) {
+        logger.error(
+            "retraction stopped", metadata: ["retraction": "\(job.retraction.id)", "app": "\(job.app.name)", "reason": "\(reason)"])
+        try await store.failRetraction(id: job.retraction.id, reason: reason)
+        retractions.withLockedValue { $0[job.retraction.id] = nil }
+    }
+
+    // MARK: - Sending
+
+    /// What sending to some devices came to, as the ledger takes it.
+    private struct Tally {
+        var counts = RetractionCounts()
+        var retries: [PushRetry] = []
+        var dead: [DeadToken] = []
+        var failures: [String: Int] = [:]
+        /// Set when APNs refused the app's credentials.
+        var refusal: String?
+
+        /// - Parameter isRetry: the device was a queued retry, counted in `retrying` until now.
+        mutating func add(_ outcome: PushOutcome, for device: DeviceReferences, attempt: Int, isRetry: Bool) {
+            let settled = isRetry ? -1 : 0
+            switch outcome {
+            case .accepted:
+                counts.sent += 1
+                counts.retrying += settled
+            case .tokenDead(let since, let reason):
+                counts.dead += 1
+                counts.retrying += settled
+                dead.append(DeadToken(token: device.token, since: since, reason: reason))
+            case .retry(let delay, let reason):
+                retries.append(PushRetry(device: device, notBefore: Date() + TimeInterval(delay), attempts: attempt, lastError: reason))
+                counts.retrying += isRetry ? 0 : 1
+            case .failed(let reason):
+                counts.failed += 1
+                counts.retrying += settled
+                failures[reason, default: 0] += 1
+            case .authenticationFailed(let reason):
+                refusal = reason
+            }
+        }
+    }
+
+    private func send(
+        _ devices: [DeviceReferences], job: Job, transport: any PushTransport, attempt: Int, isRetry: Bool
+    ) async -> Tally {
+        var tally = Tally()
+        var bodies = BodyCache(builder: PayloadBuilder(dialect: job.app.dialect))
+        let refused = NIOLockedValueBox(false)
+        let window = engine.window
+        await withTaskGroup(of: (DeviceReferences, PushOutcome).self) { group in
+            for device in devices {
+                let pushes: [OutgoingPush]
+                do {
+                    pushes = try bodies.bodies(for: device.references).map { OutgoingPush(token: device.token, body: $0, kind: .retraction) }
+                } catch {
+                    tally.add(.failed(reason: "payload: \(error)"), for: device, attempt: attempt, isRetry: isRetry)
+                    continue
+                }
+                await window.acquire()
+                // After a refusal the rest of the app's pushes would be refused too.
+                if refused.withLockedValue({ $0 }) {
+                    window.release()
+                    break
+                }
+                group.addTask {
+                    defer { window.release() }
+                    var outcome = PushOutcome.accepted
+                    // A device whose references need more than one body gets each; all must be accepted.
+                    for push in pushes {
+                        outcome = await transport.send(push, attempt: attempt)
+                        guard case .accepted = outcome else { break }
+                    }
+                    if case .authenticationFailed = outcome { refused.withLockedValue { $0 = true } }
+                    return (device, outcome)
+                }
+            }
+            for await (device, outcome) in group {
+                tally.add(outcome, for: device, attempt: attempt, isRetry: isRetry)
+            }
+        }
+        return tally
+    }
+}
+
+/// Retraction bodies by reference list: the devices of a broadcast mostly
+/// share one list, so most pushes reuse one body.
+private struct BodyCache {
+    let builder: PayloadBuilder
+    private var cache: [[ReferenceID]: [Data]] = [:]
+
+    init(builder: PayloadBuilder) {
+        self.builder = builder
+    }
+
+    mutating func bodies(for references: [ReferenceID]) throws -> [Data] {
+        if let cached = cache[references] { return cached }
+        let made = try builder.retractionBodies(for: references)
+        if cache.count < 1024 { cache[references] = made }
+        return made
+    }
+}
+
+extension TimeInterval {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import RetractAPNs
+import RetractCore
+import RetractKit
+import RetractStore
+
+/// `retract-bench retract`: a retraction of N recorded devices through the
+/// engine (ledger pages, work queue, APNs client) to an APNs endpoint, next
+/// to the APNs client alone sending the same N pushes with the same window
+/// to the same endpoint: the ratio is what the engine costs on top of APNs.
+struct RetractBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retract",
+        abstract: "A retraction of N devices through RetractCore next to APNsClient alone; prints both rates as JSON."
+    )
+
+    @Option(help: "The benchmark's database (migrated here).")
+    var databaseURL: String
+
+    @Option(help: "The APNs endpoint's port on 127.0.0.1 (the simulator).")
+    var port: Int
+
+    @Option(help: "A PEM root certificate to trust.")
+    var ca: String
+
+    @Option(help: "The .p8 signing key the endpoint accepts (key id BENCHKEY01, team BENCHTEAM1).")
+    var key: String
+
+    @Option(name: .customShort("n"), help: "Devices.")
+    var count = 100_000
+
+    @Option(help: "Pushes in flight.")
+    var window = EngineSettings().window
+
+    @Option(help: "HTTP/2 connections.")
+    var connections = APNsSettings().connectionsPerApp
+
+    func run() async throws {
+        let url = try DatabaseURL(databaseURL)
+        let reference = ReferenceID("bench-retraction-\(UUID().uuidString.prefix(8))")
+        try await RetractStore.withStore(url: url, maximumConnections: 8, logger: benchmarkLogger) { store in
+            try await MigrationRunner().migrate(store)
+            let app = try await store.registerApp(
+                AppRegistration(
+                    name: "bench-\(UUID().uuidString.prefix(8).lowercased())", topic: "com.example.bench", environment: .sandbox,
+                    endpoint: "https://127.0.0.1:\(port)",
+                    authentication: .token(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", keyPath: URL(fileURLWithPath: key).path)),
+                actor: "bench")
+            let tokens = (0..<count).map { APNsBenchmark.token($0) }.map { DeviceToken(hex: $0)! }
+            for start in stride(from: 0, to: count, by: 10_000) {
+                _ = try await store.record(
+                    tokens[start..<min(start + 10_000, count)].map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: Date()) })
+            }
+            let trust = [try String(contentsOfFile: ca, encoding: .utf8)]
+
+            // The client alone: the same pushes, the same window, no ledger.
+            let clientSeconds = try await Self.timeClientAlone(
+                tokens: tokens, reference: reference, window: window, configuration: APNsClientConfiguration(
+                    environment: .custom(host: "127.0.0.1", port: port),
+                    authentication: .token(key: try APNsSigningKey(contentsOfFile: key), keyID: "BENCHKEY01", teamID: "BENCHTEAM1"),
+                    additionalTrustRootsPEM: trust, connectionCount: connections))
+
+            // The engine: a retraction worked to the end by one worker.
+            let transports = APNsTransports(
+                settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)
+            let engine = RetractEngine(store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
+            let started = ContinuousClock.now
+            let (retraction, _) = try await engine.startRetraction(app: app, references: [reference], requestedBy: "bench")
+            try await RetractionWorker(engine: engine).finish([retraction.id])
+            let engineSeconds = (ContinuousClock.now - started).seconds
+            await transports.shutdown()
+            let status = try await engine.status(of: retraction.id)
+            guard status.retraction.counts.sent == count else {
+                throw CommandFailure("the retraction reached \(status.retraction.counts.sent) of \(count) devices: \(status.failures)")
+            }
+            print(
+                #"{"devices": \#(count), "window": \#(window), "connections": \#(connections), "engineSeconds": \#(engineSeconds), "enginePerSecond": \#(Double(count) / engineSeconds), "clientSeconds": \#(clientSeconds), "clientPerSecond": \#(Double(count) / clientSeconds)}"#
+            )
+        }
+    }
+
+    private static func timeClientAlone(
+        tokens: [DeviceToken], reference: ReferenceID, window: Int, configuration: APNsClientConfiguration
+    ) async throws -> Double {
+        let client = try APNsClient(configuration: configuration)
+        let body = ByteBuffer(bytes: try PayloadBuilder().retractionBodies(for: [reference])[0])
+        let requests = tokens.map { APNsRequest(deviceToken: $0.hex, topic: "com.example.bench", pushType: .background, body: body) }
+        _ = try await client.send(requests[0])
+        let started = ContinuousClock.now
+        let failures = try await withThrowingTaskGroup(of: Int.self) { group in
+            for lane in 0..<window {
+                group.addTask {
+                    var failures = 0
+                    for index in stride(from: lane, to: requests.count, by: window) {
+                        do { _ = try await client.send(requests[index]) } catch { failures += 1 }
+                    }
+                    return failures
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let seconds = (ContinuousClock.now - started).seconds
+        await client.shutdown()
+        guard failures == 0 else { throw CommandFailure("\(failures) pushes of the client alone failed") }
+        return seconds
+    }
+}

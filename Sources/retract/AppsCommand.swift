@@ -1,0 +1,156 @@
+import ArgumentParser
+import Foundation
+import RetractCore
+import RetractKit
+import RetractStore
+
+/// `retract apps`: the apps Retract sends for.
+struct AppsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps",
+        abstract: "Register and list apps.",
+        subcommands: [Add.self, List.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register an app: its topic, APNs environment and credentials.",
+            discussion: """
+                Token auth (a .p8 key: --key-id, --team-id, --key-path, or APNS_KEY_ID, APNS_TEAM_ID, \
+                APNS_KEY_PATH) or certificate auth (--certificate, a .p12 or a PEM with the key). The \
+                ledger keeps the file's path, never the key; the file is read now to check it, and \
+                again by whatever process sends.
+
+                Exit codes: 0 registered; 2 bad argument or the name is taken; 4 database unreachable; \
+                8 the key or certificate file is missing or unusable.
+                """
+        )
+
+        @Argument(help: "The app's name in commands and the API, such as shop.")
+        var name: String
+
+        @Option(help: "The app's bundle id (apns-topic).")
+        var topic: String
+
+        @Option(help: "sandbox or production.")
+        var environment: App.Environment = .production
+
+        @Option(help: "An https:// base URL to send to instead of Apple's (the simulator, a proxy).")
+        var endpoint: String?
+
+        @Option(help: "canonical, or legacy for apps running the article's code (misspelled keys, integer ids).")
+        var dialect: PayloadDialect = .canonical
+
+        @Option(help: "The .p8 key's id (10 characters); APNS_KEY_ID when not given.")
+        var keyID: String?
+
+        @Option(help: "The Apple team id (10 characters); APNS_TEAM_ID when not given.")
+        var teamID: String?
+
+        @Option(help: "The .p8 file; APNS_KEY_PATH when not given.")
+        var keyPath: String?
+
+        @Option(help: "A .p12 client certificate, or a PEM with certificate and key, instead of a .p8 key.")
+        var certificate: String?
+
+        @Flag(help: "Print the app as JSON.")
+        var json = false
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            do {
+                let registration = try registration()
+                try Self.checkCredentials(registration)
+                let app = try await database.withStore { store in try await store.registerApp(registration, actor: Self.actor) }
+                if json {
+                    try printJSON(app)
+                } else {
+                    print("registered app \(app.name) (id \(app.id)): \(app.topic), \(app.environment.rawValue), \(describe(app.authentication))")
+                }
+            } catch let error as StoreError where error.code == .uniqueViolation {
+                throw fail("apps add", RetractError(.invalidInput, "an app named \"\(name)\" is registered already"))
+            } catch {
+                throw fail("apps add", error)
+            }
+        }
+
+        private func registration(environment env: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> AppRegistration {
+            let authentication: App.Authentication
+            if let certificate {
+                if keyID != nil || teamID != nil || keyPath != nil {
+                    throw RetractError(.invalidInput, "give either --certificate or --key-id/--team-id/--key-path, not both")
+                }
+                authentication = .certificate(path: absolute(certificate))
+            } else {
+                guard let keyID = keyID ?? env["APNS_KEY_ID"], let teamID = teamID ?? env["APNS_TEAM_ID"],
+                    let keyPath = keyPath ?? env["APNS_KEY_PATH"]
+                else {
+                    throw RetractError(.invalidInput, "credentials: give --key-id, --team-id and --key-path (or APNS_KEY_ID, APNS_TEAM_ID, APNS_KEY_PATH), or --certificate")
+                }
+                authentication = .token(keyID: keyID, teamID: teamID, keyPath: absolute(keyPath))
+            }
+            let registration = AppRegistration(
+                name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication)
+            if let problem = registration.problem { throw RetractError(.invalidInput, problem) }
+            return registration
+        }
+
+        /// Reads the key or certificate as the sender will, so a bad file is found now.
+        static func checkCredentials(_ registration: AppRegistration) throws(RetractError) {
+            _ = try APNsTransports.authentication(
+                registration.authentication, app: registration.name,
+                passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
+        }
+
+        private func absolute(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.path
+        }
+
+        static let actor = "cli:\(ProcessInfo.processInfo.environment["USER"] ?? "unknown")"
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the registered apps.")
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            do {
+                let apps = try await database.withStore { store in try await store.apps() }
+                if json {
+                    try printJSON(apps)
+                } else if apps.isEmpty {
+                    print("no apps yet: retract apps add NAME --topic BUNDLE-ID ...")
+                } else {
+                    for app in apps {
+                        print("\(app.name)\t\(app.topic)\t\(app.environment.rawValue)\t\(app.dialect.rawValue)\t\(describe(app.authentication))")
+                    }
+                }
+            } catch {
+                throw fail("apps list", error)
+            }
+        }
+    }
+}
+
+private func describe(_ authentication: App.Authentication) -> String {
+    switch authentication {
+    case .token(let keyID, let teamID, let keyPath): "token auth, key \(keyID) of team \(teamID) at \(keyPath)"
+    case .certificate(let path): "certificate auth, \(path)"
+    }
+}
+
+extension App.Environment: ExpressibleByArgument {}
+extension PayloadDialect: ExpressibleByArgument {}
+
+/// Prints a value as pretty JSON with sorted keys.
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}

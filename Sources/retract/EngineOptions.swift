@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import RetractCore
+import RetractKit
+import RetractStore
+
+/// How a command that sends pushes reaches APNs and how hard it pushes.
+struct EngineOptions: ParsableArguments {
+    @Option(
+        name: .customLong("apns-ca"),
+        help: ArgumentHelp(
+            "A PEM root certificate to trust besides the system's, for a private endpoint or the simulator; APNS_CA_FILE when not given.",
+            valueName: "FILE")
+    )
+    var apnsCA: String?
+
+    @Option(help: "Pushes in flight at once (default 400).")
+    var window: Int?
+
+    @Option(help: "HTTP/2 connections per app (default 2).")
+    var connections: Int?
+
+    @Option(help: "Attempts per device before a retryable answer (429, 5xx, lost connection) counts as failed (default 10).")
+    var maxAttempts: Int?
+
+    @Option(help: ArgumentHelp("The first retry's delay cap in milliseconds; it doubles per attempt, up to 30 s (default 250).", valueName: "MS"))
+    var retryBaseDelay: Int?
+
+    @Option(help: ArgumentHelp("Seconds a claimed work item stays this process's without news; another process takes it over after that (default 60).", valueName: "SECONDS"))
+    var lease: Int?
+
+    @Flag(help: "Log what the engine does (info level) to stderr.")
+    var verbose = false
+
+    func settings() throws(RetractError) -> EngineSettings {
+        var settings = EngineSettings()
+        if let window { settings.window = window }
+        if let lease { settings.lease = .seconds(lease) }
+        if let problem = settings.problem { throw RetractError(.invalidInput, "--\(problem)") }
+        if let connections, !(1...64).contains(connections) {
+            throw RetractError(.invalidInput, "--connections \(connections): 1 to 64")
+        }
+        return settings
+    }
+
+    func apnsSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> APNsSettings {
+        var settings = APNsSettings()
+        if let connections { settings.connectionsPerApp = connections }
+        if let maxAttempts {
+            guard (1...100).contains(maxAttempts) else { throw RetractError(.invalidInput, "--max-attempts \(maxAttempts): 1 to 100") }
+            settings.retryPolicy.maximumAttempts = maxAttempts
+        }
+        if let retryBaseDelay {
+            guard (1...60_000).contains(retryBaseDelay) else { throw RetractError(.invalidInput, "--retry-base-delay \(retryBaseDelay): 1 to 60000 ms") }
+            settings.retryPolicy.baseDelay = .milliseconds(Int64(retryBaseDelay))
+        }
+        settings.certificatePassphrase = environment["APNS_CERTIFICATE_PASSPHRASE"]
+        if let path = apnsCA ?? environment["APNS_CA_FILE"], !path.isEmpty {
+            do {
+                settings.additionalTrustRootsPEM = [try InputFile(path: path).text()]
+            } catch {
+                throw RetractError(.invalidInput, "--apns-ca \(error)")
+            }
+        }
+        return settings
+    }
+
+    var logger: Logger {
+        var logger = Logger(label: "retract")
+        logger.logLevel = verbose ? .info : .warning
+        return logger
+    }
+
+    /// Runs `body` with an engine on the database, closing its APNs connections afterwards.
+    func withEngine<Result: Sendable>(
+        _ database: DatabaseOptions,
+        _ body: (RetractEngine) async throws -> Result
+    ) async throws -> Result {
+        let settings = try settings()
+        let transports = APNsTransports(settings: try apnsSettings(), logger: logger)
+        let logger = logger
+        return try await database.withStore { store in
+            let engine = RetractEngine(store: store, transports: transports, settings: settings, logger: logger)
+            do {
+                let result = try await body(engine)
+                await transports.shutdown()
+                return result
+            } catch {
+                await transports.shutdown()
+                throw error
+            }
+        }
+    }
+}
+
+/// Device tokens from `--token` flags and a `--tokens-file`.
+struct TokenOptions: ParsableArguments {
+    @Option(name: .customLong("token"), help: ArgumentHelp("A device token in hex; repeatable.", valueName: "HEX"))
+    var tokens: [String] = []
+
+    @Option(
+        name: .customLong("tokens-file"),
+        help: ArgumentHelp("A file of device tokens in hex, one per line ('#' starts a comment); - reads stdin.", valueName: "FILE")
+    )
+    var tokensFile: String?
+
+    func read() throws(RetractError) -> [DeviceToken] {
+        var parsed: [DeviceToken] = []
+        for (index, text) in tokens.enumerated() {
+            parsed.append(try Self.token(text, at: "--token #\(index + 1)"))
+        }
+        if let tokensFile {
+            let text: String
+            if tokensFile == "-" {
+                text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            } else {
+                do {
+                    text = try InputFile(path: tokensFile).text()
+                } catch {
+                    throw RetractError(.invalidInput, "--tokens-file \(error)")
+                }
+            }
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                let trimmed = content.trimmingCharacters(in: .whitespaces)
+                if trimmed.isEmpty { continue }
+                parsed.append(try Self.token(trimmed, at: "\(tokensFile == "-" ? "stdin" : tokensFile) line \(number + 1)"))
+            }
+        }
+        guard !parsed.isEmpty else { throw RetractError(.invalidInput, "no device tokens: give --token or --tokens-file") }
+        return parsed
+    }
+
+    private static func token(_ text: String, at place: String) throws(RetractError) -> DeviceToken {
+        guard let token = DeviceToken(hex: text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
+            throw RetractError(
+                .invalidInput, "\(place): \"\(text.prefix(80))\" is not a device token (hex, even length, at most \(Delivery.maximumTokenLength) bytes)")
+        }
+        return token
+    }
+}

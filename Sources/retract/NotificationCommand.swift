@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import NIOConcurrencyHelpers
+import RetractCore
+import RetractKit
+import RetractStore
+
+/// `retract notification`: the retract command.
+struct NotificationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notification",
+        abstract: "Take back a notification from every device that received it.",
+        discussion: """
+            Finds every device the references were recorded for and sends each one silent \
+            background push carrying all of its references, then waits until every device is \
+            reached, found dead, or given up on, showing progress on stderr; the final account \
+            goes to stdout. Interrupted, the retraction stays queued: `retract notification` with \
+            the same --idempotency-key, or any worker, finishes it.
+
+            Exit codes: 0 every device was reached or is dead; 2 bad argument; 3 some devices \
+            failed; 4 database unreachable; 6 unknown app; 7 no delivery of the references was \
+            recorded; 8 the app's APNs key is missing or unusable; 9 APNs refused the app's \
+            credentials and the retraction stopped.
+            """
+    )
+
+    @Argument(help: "The reference ids of the notifications to take back.")
+    var references: [String]
+
+    @Option(help: "The app's name.")
+    var app: String
+
+    @Option(help: "Why, for the audit log.")
+    var reason: String?
+
+    @Flag(help: "Count the devices; send nothing.")
+    var dryRun = false
+
+    @Flag(help: "Print the final account as JSON.")
+    var json = false
+
+    @Flag(help: "Queue the retraction and print its id without waiting; workers (retract serve) send it.")
+    var noWait = false
+
+    @Option(help: "Makes a repeated command resume the first retraction instead of starting another.")
+    var idempotencyKey: String?
+
+    @OptionGroup var engine: EngineOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        // Lines in order with the progress on stderr, even into a pipe.
+        lineBufferStandardOutput()
+        let account: RetractionAccount
+        do {
+            guard !references.isEmpty else { throw RetractError(.invalidInput, "give at least one reference") }
+            account = try await engine.withEngine(database) { engine in
+                let app = try await engine.app(named: app)
+                // A key that cannot be read stops the command before anything is written.
+                if !dryRun { _ = try engine.transports.transport(for: app) }
+                let (retraction, unknown) = try await engine.startRetraction(
+                    app: app, references: references.map { ReferenceID($0) }, requestedBy: AppsCommand.Add.actor, reason: reason,
+                    dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true)
+                if !unknown.isEmpty {
+                    printError("retract notification: warning: no delivery of \(unknown.map(\.rawValue).joined(separator: ", ")) was recorded; retracting the others")
+                }
+                if noWait || retraction.state == .done || retraction.state == .failed {
+                    return RetractionAccount(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
+                }
+                return try await Self.follow(retraction, app: app, engine: engine)
+            }
+        } catch {
+            throw fail("notification", error)
+        }
+        if json { try printJSON(account) } else { print(account.text) }
+        if account.exitCode != 0 { throw ExitCode(account.exitCode) }
+    }
+
+    /// Works on the retraction in this process until it is finished, showing progress.
+    static func follow(_ retraction: Retraction, app: App, engine: RetractEngine) async throws -> RetractionAccount {
+        var display = ProgressDisplay()
+        let worker = RetractionWorker(engine: engine)
+        let workerEnded = NIOLockedValueBox(false)
+        // The worker returns when the retraction is finished (or the database fails).
+        let work = Task {
+            defer { workerEnded.withLockedValue { $0 = true } }
+            try await worker.finish([retraction.id])
+        }
+        while !workerEnded.withLockedValue({ $0 }) {
+            try? await Task.sleep(for: .milliseconds(250))
+            if let current = try? await engine.status(of: retraction.id) { display.show(current.retraction) }
+        }
+        do {
+            try await work.value
+        } catch {
+            display.finish()
+            throw error
+        }
+        let status = try await engine.status(of: retraction.id)
+        display.show(status.retraction)
+        display.finish()
+        return RetractionAccount(status, app: app.name, seconds: display.elapsedSeconds)
+    }
+}
+
+/// `retract status`: a retraction's state and counts.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show a retraction's state and counts.",
+        discussion: "Exit codes: 0 shown; 2 not a retraction id; 4 database unreachable; 7 no such retraction."
+    )
+
+    @Argument(help: "The retraction's id.")
+    var id: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let account: RetractionAccount
+        do {
+            guard let uuid = UUID(uuidString: id) else { throw RetractError(.invalidInput, "\"\(id)\" is not a retraction id (a UUID)") }
+            account = try await database.withStore { store in
+                let engine = RetractEngine(store: store, transports: APNsTransports())
+                let status = try await engine.status(of: uuid)
+                let app = try await store.app(id: status.retraction.appID)
+                return RetractionAccount(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil)
+            }
+        } catch {
+            throw fail("status", error)
+        }
+        if json { try printJSON(account) } else { print(account.text) }
+    }
+}

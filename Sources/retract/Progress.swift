@@ -1,0 +1,107 @@
+import Foundation
+import RetractCore
+import RetractStore
+
+/// Shows a retraction's progress on stderr while it runs: a bar with rate
+/// and ETA redrawn in place on a terminal, a plain line every few seconds
+/// otherwise (logs, CI).
+struct ProgressDisplay {
+    let isTerminal: Bool
+    private let started = ContinuousClock.now
+    private var lastLine = ContinuousClock.now - .seconds(60)
+
+    init(isTerminal: Bool = isatty(STDERR_FILENO) == 1) {
+        self.isTerminal = isTerminal
+    }
+
+    mutating func show(_ retraction: Retraction) {
+        let counts = retraction.counts
+        let settled = counts.sent + counts.dead + counts.failed
+        let elapsed = ContinuousClock.now - started
+        let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
+        let rate = Double(settled) / seconds
+        let remaining = max(counts.total - settled, 0)
+        let eta = rate > 0 ? "\(Int((Double(remaining) / rate).rounded(.up)))s" : "?"
+        if isTerminal {
+            let fraction = counts.total > 0 ? min(Double(settled) / Double(counts.total), 1) : 1
+            let filled = Int(fraction * 30)
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
+            let line = "\r\(bar) \(Int(fraction * 100))% \(settled)/\(counts.total) devices · \(Int(rate))/s · ETA \(eta) · retrying \(counts.retrying)"
+            FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+        } else if ContinuousClock.now - lastLine >= .seconds(2) {
+            lastLine = .now
+            printError(
+                "progress: \(settled)/\(counts.total) settled (sent \(counts.sent), dead \(counts.dead), failed \(counts.failed), retrying \(counts.retrying)), \(Int(rate))/s, ETA \(eta)"
+            )
+        }
+    }
+
+    /// Ends the bar's line before other output.
+    func finish() {
+        if isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+
+    var elapsedSeconds: Double {
+        let elapsed = ContinuousClock.now - started
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
+
+/// A retraction's final account, as text and as JSON.
+struct RetractionAccount: Encodable {
+    var id: String
+    var app: String
+    var references: [String]
+    var state: String
+    var failure: String?
+    var dryRun: Bool
+    var total: Int
+    var sent: Int
+    var dead: Int
+    var failed: Int
+    var retrying: Int
+    var pending: Int
+    var failures: [String: Int]
+    var seconds: Double?
+
+    init(_ status: RetractionStatus, app: String, seconds: Double?) {
+        let retraction = status.retraction
+        id = retraction.id.uuidString.lowercased()
+        self.app = app
+        references = retraction.references.map(\.rawValue)
+        state = retraction.state.rawValue
+        failure = retraction.failure
+        dryRun = retraction.dryRun
+        total = retraction.counts.total
+        sent = retraction.counts.sent
+        dead = retraction.counts.dead
+        failed = retraction.counts.failed
+        retrying = retraction.counts.retrying
+        pending = retraction.counts.pending
+        failures = status.failures
+        self.seconds = seconds
+    }
+
+    var text: String {
+        var lines = ["retraction \(id) of \(references.joined(separator: ", ")) (app \(app)): \(state)"]
+        if dryRun {
+            lines.append("  dry run: \(total) devices would get a removal push; nothing was sent")
+            return lines.joined(separator: "\n")
+        }
+        var reached = "  devices: \(total) · sent \(sent) · dead \(dead) · failed \(failed)"
+        if pending > 0 { reached += " · pending \(pending)" }
+        if let seconds, seconds > 0 { reached += String(format: " · %.1fs, %.0f devices/s", seconds, Double(sent + dead + failed) / seconds) }
+        lines.append(reached)
+        for (reason, count) in failures.sorted(by: { $0.value > $1.value }) { lines.append("  failed: \(count) × \(reason)") }
+        if let failure { lines.append("  stopped: \(failure)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// 0 when every device was reached or is dead; otherwise why not.
+    var exitCode: Int32 {
+        if state == "failed" { return RetractExitCode.retractionFailed }
+        if dryRun { return 0 }
+        return failed > 0 || pending > 0 ? RetractExitCode.someFailed : 0
+    }
+}
+

@@ -1,0 +1,146 @@
+import ArgumentParser
+import Foundation
+import RetractCore
+import RetractKit
+import RetractStore
+
+/// `retract record`: notes that a notification the caller sent reached some devices.
+struct RecordCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record that a notification you sent reached some devices.",
+        discussion: """
+            Recording the same delivery twice changes nothing.
+
+            Exit codes: 0 recorded; 2 bad argument or token; 4 database unreachable; 6 unknown app.
+            """
+    )
+
+    @Option(help: "The app's name.")
+    var app: String
+
+    @Option(help: "The notification's reference id.")
+    var reference: String
+
+    @Option(help: ArgumentHelp("When it was sent (ISO 8601); now when not given.", valueName: "DATE"))
+    var sentAt: String?
+
+    @OptionGroup var tokens: TokenOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        do {
+            let tokens = try tokens.read()
+            let sentAt = try sentDate()
+            let reference = ReferenceID(reference)
+            if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "--reference: \(problem)") }
+            let recorded = try await database.withStore { store in
+                let engine = RetractEngine(store: store, transports: APNsTransports())
+                return try await engine.record(app: try await engine.app(named: app), reference: reference, tokens: tokens, sentAt: sentAt)
+            }
+            print("recorded \(recorded) new deliveries of \(reference) (\(tokens.count) tokens given)")
+        } catch {
+            throw fail("record", error)
+        }
+    }
+
+    private func sentDate() throws(RetractError) -> Date {
+        guard let sentAt else { return Date() }
+        guard let date = ISO8601DateFormatter().date(from: sentAt) else {
+            throw RetractError(.invalidInput, "--sent-at \"\(sentAt)\" is not an ISO 8601 date such as 2026-11-23T10:00:00Z")
+        }
+        return date
+    }
+}
+
+/// `retract send`: sends a notification through Retract and records it.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a notification through Retract and record who received it.",
+        discussion: """
+            The payload is the notification's JSON ({"aps": {...}, ...}); the reference is written \
+            into its custom data, and apns-collapse-id is the reference unless told otherwise, so \
+            a retraction finds it on the device either way.
+
+            Exit codes: 0 every device accepted or dead; 2 bad argument, payload or token; \
+            3 some devices failed; 4 database unreachable; 6 unknown app; 8 unusable APNs key.
+            """
+    )
+
+    @Option(help: "The app's name.")
+    var app: String
+
+    @Option(help: "The reference id to write into the notification.")
+    var reference: String
+
+    @Option(help: ArgumentHelp("The notification's JSON payload.", valueName: "FILE"))
+    var payload: String
+
+    @Option(help: "apns-collapse-id; the reference when not given.")
+    var collapseID: String?
+
+    @Flag(help: "Send no apns-collapse-id.")
+    var noCollapseID = false
+
+    @Flag(help: "Print the account as JSON.")
+    var json = false
+
+    @OptionGroup var tokens: TokenOptions
+    @OptionGroup var engine: EngineOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let report: SendReport
+        do {
+            let tokens = try tokens.read()
+            let payload: Data
+            do {
+                payload = Data(try InputFile(path: self.payload).text().utf8)
+            } catch {
+                throw RetractError(.invalidInput, "--payload \(error)")
+            }
+            let collapse = try collapseChoice()
+            report = try await engine.withEngine(database) { engine in
+                try await engine.send(
+                    app: try await engine.app(named: app), reference: ReferenceID(reference), tokens: tokens, payload: payload, collapseID: collapse)
+            }
+        } catch {
+            throw fail("send", error)
+        }
+        if json {
+            try printJSON(SendAccount(report))
+        } else {
+            print("sent \(reference): \(report.accepted) accepted (\(report.recorded) new in the ledger), \(report.dead.count) dead, \(report.failed) failed")
+            for (reason, count) in report.failures.sorted(by: { $0.value > $1.value }) { print("  failed: \(count) × \(reason)") }
+        }
+        if report.failed > 0 { throw ExitCode(RetractExitCode.someFailed) }
+    }
+
+    private func collapseChoice() throws(RetractError) -> CollapseIDChoice {
+        switch (collapseID, noCollapseID) {
+        case (.some, true): throw RetractError(.invalidInput, "give --collapse-id or --no-collapse-id, not both")
+        case (.some(let id), false): .custom(id)
+        case (nil, true): CollapseIDChoice.none
+        case (nil, false): .reference
+        }
+    }
+
+    private struct SendAccount: Encodable {
+        var accepted: Int
+        var recorded: Int
+        var dead: [String]
+        var failed: Int
+        var failures: [String: Int]
+        var stoppedBecause: String?
+
+        init(_ report: SendReport) {
+            accepted = report.accepted
+            recorded = report.recorded
+            dead = report.dead.map(\.token.hex)
+            failed = report.failed
+            failures = report.failures
+            stoppedBecause = report.stoppedBecause
+        }
+    }
+}

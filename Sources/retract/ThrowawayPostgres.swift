@@ -1,0 +1,154 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A PostgreSQL cluster of its own in a temp folder, on a free port on
+/// 127.0.0.1, with trust auth and no durability: what `retract demo` uses
+/// when no DATABASE_URL is given. ``stop()`` removes it.
+///
+/// PostgreSQL refuses to run as root; as root, its tools run as the
+/// `postgres` system user.
+final class ThrowawayPostgres: @unchecked Sendable {
+    struct Problem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let directory: URL
+    let port: Int
+    private let binDirectory: String
+    // @unchecked: `stopped` is only touched under `lock`.
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// `postgres://postgres@127.0.0.1:<port>/postgres`.
+    var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres?sslmode=disable" }
+
+    private init(directory: URL, port: Int, binDirectory: String) {
+        self.directory = directory
+        self.port = port
+        self.binDirectory = binDirectory
+    }
+
+    static func start() throws -> ThrowawayPostgres {
+        let bin = try binDirectory()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("retract-demo-postgres-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.path)
+        }
+        let data = directory.appendingPathComponent("data").path
+        do {
+            try run(bin + "/initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"], what: "initdb")
+            var lastError: (any Error)?
+            for _ in 0..<3 {
+                let port = try freePort()
+                let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+                do {
+                    try run(
+                        bin + "/pg_ctl",
+                        ["-D", data, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60", "-o", options, "start"],
+                        what: "pg_ctl start")
+                    return ThrowawayPostgres(directory: directory, port: port, binDirectory: bin)
+                } catch {
+                    // Another process may have taken the port in between.
+                    lastError = error
+                }
+            }
+            throw lastError ?? Problem(description: "PostgreSQL did not start")
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// Stops the server at once and removes its folder; later calls do nothing.
+    func stop() {
+        let first = lock.withLock {
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        try? Self.run(
+            binDirectory + "/pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"], what: "pg_ctl stop")
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    // MARK: - Helpers
+
+    /// The folder with initdb and pg_ctl: PATH first, then Debian's layout.
+    private static func binDirectory() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for folder in path.split(separator: ":").map(String.init)
+        where FileManager.default.isExecutableFile(atPath: folder + "/initdb") && FileManager.default.isExecutableFile(atPath: folder + "/pg_ctl") {
+            return folder
+        }
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        for version in versions.sorted(by: { Int($0) ?? 0 > Int($1) ?? 0 }) {
+            let folder = "/usr/lib/postgresql/\(version)/bin"
+            if FileManager.default.isExecutableFile(atPath: folder + "/initdb") { return folder }
+        }
+        throw Problem(
+            description: "PostgreSQL's initdb and pg_ctl are neither on PATH nor in /usr/lib/postgresql/*/bin: install PostgreSQL (apt-get install postgresql), or set DATABASE_URL")
+    }
+
+    /// Runs a PostgreSQL tool, as the postgres user when this process is root.
+    ///
+    /// Spawned directly rather than with Foundation's Process: Process learns
+    /// that a child ended from a descriptor the child inherits, and the server
+    /// `pg_ctl start` leaves running inherits it too, so Process would wait forever.
+    private static func run(_ tool: String, _ arguments: [String], what: String) throws {
+        let command = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", tool] + arguments : [tool] + arguments
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("retract-\(UUID().uuidString.prefix(8)).log").path
+        defer { try? FileManager.default.removeItem(atPath: log) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = command.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Problem(description: "\(what): cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED and WEXITSTATUS, which Swift does not import.
+        let exited = status & 0x7F == 0
+        let code = (status >> 8) & 0xFF
+        guard exited, code == 0 else {
+            let output = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            throw Problem(description: "\(what) failed (\(exited ? "exit \(code)" : "signal \(status & 0x7F)")): \(output)")
+        }
+    }
+
+    /// A port nothing listens on right now.
+    private static func freePort() throws -> Int {
+        #if canImport(Glibc)
+        let stream = Int32(SOCK_STREAM.rawValue)
+        #else
+        let stream = SOCK_STREAM
+        #endif
+        let fd = socket(AF_INET, stream, 0)
+        guard fd >= 0 else { throw Problem(description: "cannot open a socket to find a free port") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw Problem(description: "cannot bind a socket on 127.0.0.1 to find a free port") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

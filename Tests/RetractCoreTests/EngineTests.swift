@@ -1,0 +1,265 @@
+import APNsSimulator
+import Crypto
+import Foundation
+import Logging
+import RetractAPNs
+import RetractCore
+import RetractKit
+import RetractStore
+import RetractTestSupport
+import Testing
+
+/// The engine against a real ledger and the simulator over TLS, in one process.
+@Suite("Retraction engine")
+struct EngineTests {
+    /// An engine on a fresh ledger, sending to `apns`; quick retries so fault tests end soon.
+    static func withEngine(
+        _ apns: SimulatedAPNs,
+        settings: EngineSettings = EngineSettings(window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50)),
+        retryPolicy: RetryPolicy = RetryPolicy(maximumAttempts: 30, baseDelay: .milliseconds(10), maximumDelay: .milliseconds(200)),
+        _ body: (RetractEngine) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withStore { store, _ in
+            let transports = APNsTransports(
+                settings: APNsSettings(
+                    additionalTrustRootsPEM: [try String(contentsOfFile: apns.caPath, encoding: .utf8)], retryPolicy: retryPolicy),
+                logger: TestDatabase.logger)
+            let engine = RetractEngine(store: store, transports: transports, settings: settings, logger: TestDatabase.logger)
+            do {
+                try await body(engine)
+                await transports.shutdown()
+            } catch {
+                await transports.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// Makes a retraction and works it to the end with one worker.
+    static func retract(_ references: [ReferenceID], app: App, engine: RetractEngine) async throws -> RetractionStatus {
+        let (retraction, _) = try await engine.startRetraction(app: app, references: references, requestedBy: "tests")
+        try await RetractionWorker(engine: engine).finish([retraction.id])
+        return try await engine.status(of: retraction.id)
+    }
+
+    @Test func aChatMessageIsTakenBackFromEachOfItsThreeDevices() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "chat"), actor: "tests")
+                let devices = TestTokens.tokens(0..<3)
+                _ = try await engine.record(app: app, reference: "msg-8812", tokens: devices)
+                _ = try await engine.record(app: app, reference: "msg-8813", tokens: devices)
+
+                let status = try await Self.retract(["msg-8812"], app: app, engine: engine)
+                #expect(status.retraction.state == .done)
+                #expect(status.retraction.counts == RetractionCounts(total: 3, sent: 3))
+
+                for device in devices {
+                    let inbox = apns.inbox(device)
+                    try #require(inbox.count == 1)
+                    #expect(inbox[0].pushType == "background")
+                    #expect(inbox[0].headers["apns-priority"] == "5")
+                    #expect(RetractPayload.retraction(in: inbox[0].userInfo) == ["msg-8812"])
+                    // The app, holding both messages, removes exactly the retracted one.
+                    let center = InMemoryNotificationCenter(delivered: [
+                        DeliveredNotification(identifier: "a", referenceID: "msg-8812"),
+                        DeliveredNotification(identifier: "b", referenceID: "msg-8813"),
+                    ])
+                    #expect(await RetractionHandler(center: center).handle(userInfo: inbox[0].userInfo) == .removed(["a"]))
+                    #expect(center.delivered.map(\.identifier) == ["b"])
+                }
+            }
+        }
+    }
+
+    @Test func deadTokensAreMarkedAndSkippedByTheNextRetraction() async throws {
+        let unregistered = TestTokens.token(1)
+        let bad = TestTokens.token(2)
+        let since = Date(timeIntervalSince1970: 1_790_000_000)
+        let faults = SimulatorFaults(unregisteredTokens: [unregistered.hex: since], badDeviceTokens: [bad.hex])
+        try await SimulatedAPNs.with(faults: faults) { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "news"), actor: "tests")
+                let devices = TestTokens.tokens(0..<10)
+                _ = try await engine.record(app: app, reference: "first", tokens: devices)
+                _ = try await engine.record(app: app, reference: "second", tokens: devices)
+
+                let first = try await Self.retract(["first"], app: app, engine: engine)
+                #expect(first.retraction.counts == RetractionCounts(total: 10, sent: 8, dead: 2))
+                let markedUnregistered = try await engine.store.deadToken(unregistered, appID: app.id)
+                #expect(markedUnregistered?.reason == "Unregistered")
+                #expect(markedUnregistered?.since == since)
+                #expect(try await engine.store.deadToken(bad, appID: app.id)?.reason == "BadDeviceToken")
+
+                apns.simulator.clearInbox()
+                let rejectedBefore = apns.simulator.statistics.rejected
+                let second = try await Self.retract(["second"], app: app, engine: engine)
+                #expect(second.retraction.counts == RetractionCounts(total: 8, sent: 8))
+                #expect(apns.inbox(unregistered).isEmpty)
+                #expect(apns.inbox(bad).isEmpty)
+                #expect(apns.simulator.statistics.rejected == rejectedBefore)
+            }
+        }
+    }
+
+    @Test func aStormOf429And503EndsWithEveryDeviceReached() async throws {
+        let faults = SimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 7)
+        try await SimulatedAPNs.with(faults: faults) { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "storm"), actor: "tests")
+                let devices = TestTokens.tokens(0..<2000)
+                _ = try await engine.record(app: app, reference: "storm", tokens: devices)
+
+                let status = try await Self.retract(["storm"], app: app, engine: engine)
+                #expect(status.retraction.state == .done)
+                #expect(status.retraction.counts == RetractionCounts(total: 2000, sent: 2000))
+                #expect(try await engine.store.queuedWorkCount() == 0)
+                let statistics = apns.simulator.statistics
+                // About 30% of first attempts were refused, and each was retried until accepted.
+                #expect(statistics.rejected > 400)
+                #expect(statistics.accepted == 2000)
+                for device in devices {
+                    #expect(apns.inbox(device).count == 1, "device \(device)")
+                }
+            }
+        }
+    }
+
+    @Test func retriesThatRunOutAreCountedAsFailedWithTheirReason() async throws {
+        // Every push is refused 503: with 3 attempts each device fails for good.
+        let faults = SimulatorFaults(serviceUnavailableRate: 1)
+        try await SimulatedAPNs.with(faults: faults) { apns in
+            try await Self.withEngine(apns, retryPolicy: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(5), maximumDelay: .milliseconds(20))) {
+                engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "down"), actor: "tests")
+                _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<20))
+
+                let status = try await Self.retract(["r"], app: app, engine: engine)
+                #expect(status.retraction.state == .done)
+                #expect(status.retraction.counts == RetractionCounts(total: 20, failed: 20))
+                #expect(status.failures == ["no success after the last attempt: ServiceUnavailable": 20])
+                #expect(apns.simulator.statistics.rejected == 60)
+            }
+        }
+    }
+
+    @Test func refusedCredentialsStopTheRetractionWithTheReason() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await Self.withEngine(apns) { engine in
+                // A key the simulator does not know: every provider token is refused.
+                let otherKey = try apns.file("Other.p8", P256.Signing.PrivateKey().pemRepresentation)
+                let app = try await engine.store.registerApp(apns.registration(name: "revoked", keyPath: otherKey), actor: "tests")
+                _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<50))
+
+                let status = try await Self.retract(["r"], app: app, engine: engine)
+                #expect(status.retraction.state == .failed)
+                #expect(status.retraction.failure?.contains("InvalidProviderToken") == true)
+                #expect(try await engine.store.queuedWorkCount() == 0)
+                #expect(apns.simulator.statistics.accepted == 0)
+            }
+        }
+    }
+
+    @Test func aMissingKeyFileIsNamedBeforeAnythingIsSent() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(
+                    apns.registration(name: "nokey", keyPath: apns.folder.appendingPathComponent("missing.p8").path), actor: "tests")
+                let error = #expect(throws: RetractError.self) { try engine.transports.transport(for: app) }
+                #expect(error?.code == .credentials)
+                #expect(error?.message.contains("missing.p8 cannot be read (no such file)") == true)
+            }
+        }
+    }
+
+    @Test func aDryRunCountsDevicesAndSendsNothing() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "dry"), actor: "tests")
+                _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<30))
+                let (retraction, _) = try await engine.startRetraction(app: app, references: ["r"], requestedBy: "tests", dryRun: true)
+                #expect(retraction.state == .done)
+                #expect(retraction.counts.total == 30)
+                try await RetractionWorker(engine: engine).finish([retraction.id])
+                #expect(apns.simulator.statistics.accepted == 0)
+                #expect(try await engine.store.queuedWorkCount() == 0)
+            }
+        }
+    }
+
+    @Test func unrecordedReferencesAreNamed() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "refs"), actor: "tests")
+                _ = try await engine.record(app: app, reference: "known", tokens: TestTokens.tokens(0..<2))
+                let error = await #expect(throws: RetractError.self) {
+                    try await engine.startRetraction(app: app, references: ["nope"], requestedBy: "tests", requireRecorded: true)
+                }
+                #expect(error?.code == .unknownReference)
+                #expect(error?.message == "app refs has no recorded delivery of \"nope\"")
+                let (_, unknown) = try await engine.startRetraction(
+                    app: app, references: ["known", "nope"], requestedBy: "tests", requireRecorded: true)
+                #expect(unknown == ["nope"])
+            }
+        }
+    }
+
+    @Test func twoWorkersShareOneRetractionAndReachEveryDevice() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "shared"), actor: "tests")
+                let devices = TestTokens.tokens(0..<3000)
+                _ = try await engine.record(app: app, reference: "r", tokens: devices)
+                let (retraction, _) = try await engine.startRetraction(app: app, references: ["r"], requestedBy: "tests")
+                async let one: Void = RetractionWorker(engine: engine, name: "one").finish([retraction.id])
+                async let two: Void = RetractionWorker(engine: engine, name: "two").finish([retraction.id])
+                _ = try await (one, two)
+                let status = try await engine.status(of: retraction.id)
+                #expect(status.retraction.counts == RetractionCounts(total: 3000, sent: 3000))
+                #expect(devices.allSatisfy { apns.inbox($0).count == 1 })
+            }
+        }
+    }
+
+    @Test func sendingAnOriginalRecordsWhatAPNsAccepted() async throws {
+        let dead = TestTokens.token(3)
+        try await SimulatedAPNs.with(faults: SimulatorFaults(unregisteredTokens: [dead.hex: Date()])) { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "sender"), actor: "tests")
+                let devices = TestTokens.tokens(0..<5)
+                let payload = Data(#"{"aps":{"alert":{"title":"Hi"}},"chat":{"room":"r1"}}"#.utf8)
+                let report = try await engine.send(app: app, reference: "msg-1", tokens: devices, payload: payload)
+                #expect(report.accepted == 4)
+                #expect(report.recorded == 4)
+                #expect(report.dead.map(\.token) == [dead])
+                #expect(try await engine.store.countDevices(appID: app.id, references: ["msg-1"]) == 4)
+
+                let received = apns.inbox(devices[0])
+                try #require(received.count == 1)
+                #expect(received[0].pushType == "alert")
+                #expect(received[0].collapseID == "msg-1")
+                #expect(DeliveredNotification(identifier: "x", userInfo: received[0].userInfo).referenceID == "msg-1")
+
+                // Retracting it: what the device shows afterwards, by RetractKit.
+                _ = try await Self.retract(["msg-1"], app: app, engine: engine)
+                let screen = await SimulatedDevice.replay(apns.inbox(devices[0]))
+                #expect(screen.showing.isEmpty)
+                #expect(screen.outcomes == [.removed(["msg-1"])])
+            }
+        }
+    }
+
+    @Test func anOriginalWithoutAnAPSObjectIsRefusedBeforeSending() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await Self.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "bad"), actor: "tests")
+                let error = await #expect(throws: RetractError.self) {
+                    try await engine.send(app: app, reference: "m", tokens: [TestTokens.token(1)], payload: Data(#"{"chat":1}"#.utf8))
+                }
+                #expect(error?.code == .invalidInput)
+                #expect(error?.message == "payload: it needs an \"aps\" object")
+                #expect(apns.simulator.statistics.accepted + apns.simulator.statistics.rejected == 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import APNsSimulator
+import Crypto
+import Foundation
+import RetractKit
+import RetractStore
+
+/// The APNs simulator over TLS in this process, with a signing key on disk
+/// for apps to use and its certificate authority written where clients (and
+/// child processes, through `--apns-ca`) can trust it.
+public struct SimulatedAPNs: Sendable {
+    public static let keyID = "TESTKEY001"
+    public static let teamID = "TESTTEAM01"
+
+    public let simulator: APNsSimulator
+    /// A scratch folder, removed after the test: the key, the CA, other input files.
+    public let folder: URL
+    /// The `.p8` file the simulator accepts provider tokens from.
+    public let keyPath: String
+    /// The simulator's certificate authority, PEM.
+    public let caPath: String
+
+    public var endpoint: String { "https://127.0.0.1:\(simulator.port)" }
+
+    /// Runs `body` with a simulator started with `faults`, stopped and cleaned up afterwards.
+    public static func with(faults: SimulatorFaults = SimulatorFaults(), _ body: (SimulatedAPNs) async throws -> Void) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("retract-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = P256.Signing.PrivateKey()
+        let keyPath = folder.appendingPathComponent("AuthKey_\(keyID).p8").path
+        try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyPath))
+        let simulator = try await APNsSimulator.start(
+            SimulatorConfiguration(
+                tls: .selfSigned(writingTo: folder),
+                tokenKeys: [SimulatorTokenKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)],
+                faults: faults))
+        let apns = SimulatedAPNs(
+            simulator: simulator, folder: folder, keyPath: keyPath, caPath: folder.appendingPathComponent("simulator-ca.pem").path)
+        do {
+            try await body(apns)
+            try await simulator.stop()
+        } catch {
+            try? await simulator.stop()
+            throw error
+        }
+    }
+
+    /// An app that sends to this simulator with its key.
+    public func registration(name: String, dialect: PayloadDialect = .canonical, keyPath: String? = nil) -> AppRegistration {
+        AppRegistration(
+            name: name, topic: "com.example.\(name)", environment: .sandbox, endpoint: endpoint, dialect: dialect,
+            authentication: .token(keyID: Self.keyID, teamID: Self.teamID, keyPath: keyPath ?? self.keyPath))
+    }
+
+    /// The `retract apps add` arguments for ``registration(name:dialect:keyPath:)``.
+    public func appsAddArguments(name: String, keyPath: String? = nil) -> [String] {
+        [
+            "apps", "add", name, "--topic", "com.example.\(name)", "--environment", "sandbox", "--endpoint", endpoint,
+            "--key-id", Self.keyID, "--team-id", Self.teamID, "--key-path", keyPath ?? self.keyPath,
+        ]
+    }
+
+    /// Writes `text` to a file in the scratch folder and returns its path.
+    public func file(_ name: String, _ text: String) throws -> String {
+        let url = folder.appendingPathComponent(name)
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    /// The pushes device `token` received, in order.
+    public func inbox(_ token: DeviceToken) -> [ReceivedPush] {
+        simulator.inbox(for: token.hex)
+    }
+}
+
+/// Device tokens for tests: 32 bytes, the number in the last eight, so they sort by number.
+public enum TestTokens {
+    public static func token(_ number: Int) -> DeviceToken {
+        var bytes = [UInt8](repeating: 0xA0, count: 32)
+        withUnsafeBytes(of: UInt64(number).bigEndian) { bytes.replaceSubrange(24..<32, with: $0) }
+        return DeviceToken(bytes: bytes)
+    }
+
+    public static func tokens(_ range: Range<Int>) -> [DeviceToken] { range.map(token) }
+}

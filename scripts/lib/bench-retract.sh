@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# scripts/bench retract: a retraction of N recorded devices worked to the end
+# by RetractCore (ledger pages, work queue, APNs client) against the APNs
+# simulator running as its own process; in the same run, APNsClient alone
+# sends the same N pushes with the same window to the same simulator. Prints
+# devices/s for both and the ratio engine/client, per run and as medians.
+# Uses DATABASE_URL's server when set, else a throwaway PostgreSQL removed at exit.
+set -euo pipefail
+
+devices=100000
+runs=3
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -n) devices=$2; shift 2 ;;
+        --runs) runs=$2; shift 2 ;;
+        --window|--connections) extra+=("$1" "$2"); shift 2 ;;
+        *) echo "bench retract: unknown argument $1" >&2; exit 64 ;;
+    esac
+done
+
+swift build -c release --product retract-bench >&2
+swift build -c release --product retract >&2
+bin=$(swift build -c release --show-bin-path)
+
+if [ -z "${DATABASE_URL:-}" ]; then
+    # shellcheck source=throwaway-postgres.sh
+    source scripts/lib/throwaway-postgres.sh
+    start_throwaway_postgres
+    server=$RETRACT_TEST_DATABASE_URL
+else
+    server=$DATABASE_URL
+fi
+database="retract_bench_retract_$$"
+psql "$server" -Xqc "CREATE DATABASE $database"
+url="${server%/*}/$database?sslmode=disable"
+work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-retract.XXXXXX")
+simulator_pid=
+cleanup_bench() {
+    [ -n "$simulator_pid" ] && kill "$simulator_pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$work"
+    psql "$server" -Xqc "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap 'cleanup_bench; stop_throwaway_postgres 2>/dev/null || true' EXIT
+
+"$bin/retract-bench" certs --out "$work" >/dev/null
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+"$bin/retract" simulator --port "$port" --cert-dir "$work/sim" --no-inbox \
+    --key "BENCHKEY01:BENCHTEAM1:$work/signing-key.p8" --max-streams 1000 >"$work/simulator.log" 2>&1 &
+simulator_pid=$!
+for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    sleep 0.1
+done
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])[sys.argv[2]], 2))" "$1" "$2"; }
+
+echo "devices=$devices ${extra[*]} (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
+printf '%-7s%14s%14s%8s\n' run engine/s client/s ratio
+engine_all=() client_all=() ratio_all=()
+for run in $(seq 1 "$runs"); do
+    out=$("$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+        --key "$work/signing-key.p8" -n "$devices" "${extra[@]}")
+    engine=$(field "$out" enginePerSecond)
+    client=$(field "$out" clientPerSecond)
+    ratio=$(python3 -c "print(f'{$engine / $client:.2f}')")
+    printf '%-7s%14.0f%14.0f%8s\n' "$run" "$engine" "$client" "$ratio"
+    engine_all+=("$engine") client_all+=("$client") ratio_all+=("$ratio")
+done
+printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${engine_all[@]}")" "$(median "${client_all[@]}")" "$(median "${ratio_all[@]}")"
