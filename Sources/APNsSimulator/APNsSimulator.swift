@@ -110,13 +110,13 @@ public final class APNsSimulator: Sendable {
 
     public var statistics: SimulatorStatistics { inbox.statistics }
 
-    /// Forgets the pushes received so far (statistics stay).
     /// From now on, pushes to `deviceToken` are answered `410 Unregistered`
     /// with `since` as the timestamp: the app was uninstalled.
     public func unregister(deviceToken: String, since: Date = Date()) {
         unregistered.add(deviceToken, since: since)
     }
 
+    /// Forgets the pushes received so far (statistics stay).
     public func clearInbox() {
         inbox.clear()
     }

@@ -71,6 +71,8 @@ public final class APNsTransport: PushTransport {
     }
 
     static func outcome(of result: Result<APNsResponse, APNsError>, disposition: APNsDisposition) -> PushOutcome {
+        // The key or certificate cannot be used at all: no push of the app can go.
+        if case .failure(.authenticationUnavailable(let problem)) = result { return .authenticationFailed(reason: problem) }
         let reason: String
         switch result {
         case .success: reason = ""
@@ -164,6 +166,20 @@ public final class APNsTransports: TransportProvider {
             throw RetractError(.invalidInput, "app \(app.name): endpoint \"\(endpoint)\" is not an https:// URL")
         }
         return .custom(host: host, port: url.port ?? 443)
+    }
+
+    /// Reads the key or certificate `authentication` points at, and for a
+    /// certificate sets up TLS with it, as sending will: a file that cannot
+    /// be used is found before anything is written.
+    public static func checkCredentials(_ authentication: App.Authentication, app: String, passphrase: String?) throws(RetractError) {
+        let credentials = try Self.authentication(authentication, app: app, passphrase: passphrase)
+        guard case .certificate = credentials else { return }
+        // Making a client builds its TLS context; it connects only when it sends.
+        do {
+            _ = try APNsClient(configuration: APNsClientConfiguration(environment: .sandbox, authentication: credentials))
+        } catch {
+            throw RetractError(.credentials, "app \(app): \(error)")
+        }
     }
 
     /// Reads the key or certificate `authentication` points at.

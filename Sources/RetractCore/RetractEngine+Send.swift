@@ -13,12 +13,14 @@ public enum CollapseIDChoice: Sendable, Hashable {
 
 /// What sending an original to a list of devices came to.
 public struct SendReport: Sendable, Hashable {
-    /// Devices APNs accepted the notification for; each is recorded in the ledger.
+    /// Devices APNs accepted the notification for.
     public var accepted = 0
-    /// Of those, deliveries new to the ledger.
+    /// Deliveries written to the ledger that were not there before.
     public var recorded = 0
-    /// Tokens APNs says are dead; marked so in the ledger.
+    /// Tokens APNs said are dead, now marked so in the ledger.
     public var dead: [DeadToken] = []
+    /// Tokens skipped because the ledger already knew them dead.
+    public var skippedDead = 0
     /// Devices not reached, by reason.
     public var failures: [String: Int] = [:]
     /// Set when APNs refused the app's credentials and sending stopped; the
@@ -30,11 +32,14 @@ public struct SendReport: Sendable, Hashable {
 
 extension RetractEngine {
     /// Sends `payload` (a JSON object with `aps`) to `tokens` with `reference`
-    /// written into its custom data, and records every delivery APNs accepted.
+    /// written into its custom data, recording the deliveries in the ledger.
     ///
-    /// Retryable answers are tried again here, with the transport's backoff;
-    /// devices are sent to in batches of ``EngineSettings/recordBatch``, each
-    /// batch's deliveries recorded before the next batch goes out.
+    /// Devices go in batches of ``EngineSettings/recordBatch``. A batch is
+    /// recorded *before* it is sent, so a process killed while sending leaves
+    /// no device that may show the notification out of the ledger; a device
+    /// APNs then refused gets a harmless removal push if it is retracted.
+    /// Tokens the ledger knows dead are skipped. Retryable answers are tried
+    /// again here, with the transport's backoff.
     public func send(
         app: App,
         reference: ReferenceID,
@@ -71,23 +76,27 @@ extension RetractEngine {
                 report.failures[stopped, default: 0] += batch.count
                 continue
             }
-            let outcomes = await sendWithRetries(batch.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
-            var accepted: [DeviceToken] = []
-            for (token, outcome) in zip(batch, outcomes) {
+            let known = try await RetractError.store { () async throws(StoreError) in
+                try await store.deadTokens(appID: app.id, among: batch)
+            }
+            let live = batch.filter { !known.contains($0) }
+            report.skippedDead += batch.count - live.count
+            report.recorded += try await record(app: app, reference: reference, tokens: live)
+            let outcomes = await sendWithRetries(live.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
+            var dead: [DeadToken] = []
+            for (token, outcome) in zip(live, outcomes) {
                 switch outcome {
-                case .accepted: accepted.append(token)
-                case .tokenDead(let since, let reason): report.dead.append(DeadToken(token: token, since: since, reason: reason))
+                case .accepted: report.accepted += 1
+                case .tokenDead(let since, let reason): dead.append(DeadToken(token: token, since: since, reason: reason))
                 case .failed(let reason), .retry(_, let reason): report.failures[reason, default: 0] += 1
                 case .authenticationFailed(let reason):
                     report.stoppedBecause = "APNs refused the app's credentials: \(reason)"
                     report.failures[report.stoppedBecause!, default: 0] += 1
                 }
             }
-            report.accepted += accepted.count
-            report.recorded += try await record(app: app, reference: reference, tokens: accepted)
+            try await RetractError.store { () async throws(StoreError) in try await store.markDead(dead, appID: app.id) }
+            report.dead += dead
         }
-        let dead = report.dead
-        try await RetractError.store { () async throws(StoreError) in try await store.markDead(dead, appID: app.id) }
         logger.info(
             "original sent",
             metadata: [

@@ -43,14 +43,18 @@ public final class RetractEngine: Sendable {
     /// - Returns: how many deliveries were new.
     public func record(app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date()) async throws(RetractError) -> Int {
         var recorded = 0
-        for start in stride(from: 0, to: tokens.count, by: 10_000) {
-            let batch = tokens[start..<min(start + 10_000, tokens.count)].map {
+        // A failure part-way leaves the earlier batches recorded; recording them again changes nothing.
+        for start in stride(from: 0, to: tokens.count, by: Self.recordStatement) {
+            let batch = tokens[start..<min(start + Self.recordStatement, tokens.count)].map {
                 Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt)
             }
             recorded += try await RetractError.store { () async throws(StoreError) in try await store.record(batch) }
         }
         return recorded
     }
+
+    /// Deliveries per statement when recording.
+    static let recordStatement = 10_000
 
     // MARK: - Retractions
 
@@ -70,6 +74,12 @@ public final class RetractEngine: Sendable {
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
         let request = RetractionRequest(
             appID: app.id, references: references, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey)
+        guard !references.isEmpty else { throw RetractError(.invalidInput, "references: at least one reference") }
+        for (index, reference) in references.enumerated() {
+            if let problem = Delivery.problem(with: reference) {
+                throw RetractError(.invalidInput, "references[\(index)] \"\(reference.rawValue.prefix(80))\": \(problem)")
+            }
+        }
         var unknown: [ReferenceID] = []
         if requireRecorded {
             let recorded = try await RetractError.store { () async throws(StoreError) in

@@ -48,3 +48,10 @@ extension RetractError {
         }
     }
 }
+
+extension Duration {
+    /// The duration in seconds, for rates and messages.
+    public var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

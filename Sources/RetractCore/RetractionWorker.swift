@@ -17,6 +17,8 @@ public final class RetractionWorker: Sendable {
     /// Names this worker's claims in the queue, for operators.
     public let name: String
     private let retractions = NIOLockedValueBox<[UUID: Job]>([:])
+    /// Retractions this worker stopped: lanes still sending for them stop too.
+    private let stopped = NIOLockedValueBox<Set<UUID>>([])
 
     /// What a work item needs to know of its retraction.
     private struct Job: Sendable {
@@ -100,29 +102,48 @@ public final class RetractionWorker: Sendable {
         return true
     }
 
-    /// Runs `body` while a side task moves the item's lease on every third of it.
-    private func keepingLease(of item: ClaimedWorkItem, _ body: () async throws(StoreError) -> Void) async throws(StoreError) {
+    /// Runs `body` while a side task moves the item's lease on every third
+    /// of it. If the claim is lost (the lease lapsed, another worker has the
+    /// item), `body` is cancelled: its outcome could not be recorded anyway.
+    private func keepingLease(of item: ClaimedWorkItem, _ body: @escaping @Sendable () async throws(StoreError) -> Void) async throws(StoreError) {
         let lease = settings.lease
-        let keeper = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: lease / 3)
-                if Task.isCancelled { return }
-                _ = try? await store.extendLease([item], by: lease)
+        let store = store
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: lease / 3)
+                        // A failed extension is tried again at the next third; only a refusal ends the work.
+                        if let held = try? await store.extendLease([item], by: lease), held.isEmpty { throw LeaseLost() }
+                    }
+                }
+                // The first to end ends both: the work, or the keeper on a lost lease.
+                defer { group.cancelAll() }
+                try await group.next()
             }
+        } catch let error as StoreError {
+            throw error
+        } catch is LeaseLost {
+            logger.warning("work item taken over by another worker; dropped here", metadata: ["item": "\(item.id)"])
+        } catch {
+            // Cancellation: the worker is stopping; the item comes back when its lease ends.
         }
-        defer { keeper.cancel() }
-        try await body()
     }
+
+    private struct LeaseLost: Error {}
 
     // MARK: - One item
 
     private func work(_ item: ClaimedWorkItem) async throws(StoreError) {
+        // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
         let transport: any PushTransport
         do {
             transport = try engine.transports.transport(for: job.app)
         } catch {
-            try await stop(job, because: error.message)
+            stop(job, because: error.message)
+            try await store.finish([WorkResult(item: item, stopReason: error.message)])
             return
         }
         var tally: Tally
@@ -138,30 +159,46 @@ public final class RetractionWorker: Sendable {
             tally = await send(page.devices, job: job, transport: transport, attempt: 1, isRetry: false)
             tally.counts.dead += page.deadSkipped
         case .push(let device):
-            tally = await send([device], job: job, transport: transport, attempt: item.attempts, isRetry: true)
+            // Marked dead since it was queued (by another retraction, say): not sent again.
+            if try await store.deadToken(device.token, appID: job.app.id) != nil {
+                tally = Tally()
+                tally.counts.dead = 1
+                tally.counts.retrying = -1
+            } else {
+                tally = await send([device], job: job, transport: transport, attempt: item.attempts, isRetry: true)
+            }
         }
-        if let refusal = tally.refusal {
-            try await stop(job, because: "APNs refused the app's credentials (\(refusal)); fix them, then retract again")
-            return
-        }
+        // What was sent before a refusal still counts; the retraction stops in the same transaction.
+        let stopReason = tally.refusal.map { "APNs refused the app's credentials (\($0)); fix them, then retract again" }
+        if let stopReason { stop(job, because: stopReason) }
         try await store.finish([
-            WorkResult(item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures)
+            WorkResult(
+                item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures,
+                stopReason: stopReason)
         ])
     }
 
     private func job(for id: UUID) async throws(StoreError) -> Job? {
         if let known = retractions.withLockedValue({ $0[id] }) { return known }
-        guard let retraction = try await store.retraction(id: id), let app = try await store.app(id: retraction.appID) else { return nil }
+        guard let retraction = try await store.retraction(id: id) else { return nil }
+        guard let app = try await store.app(id: retraction.appID) else {
+            throw StoreError(.notFound, "retraction \(id): its app \(retraction.appID) does not exist")
+        }
         let job = Job(retraction: retraction, app: app)
-        retractions.withLockedValue { $0[id] = job }
+        retractions.withLockedValue { jobs in
+            // A long-running worker meets many retractions; what it forgets it reads again.
+            if jobs.count >= 1024 { jobs.removeAll() }
+            jobs[id] = job
+        }
         return job
     }
 
-    /// Fails the retraction: its queued work is dropped, and it reports `reason`.
-    private func stop(_ job: Job, because reason: String) async throws(StoreError) {
+    /// Stops this worker's lanes sending for the retraction; the item's
+    /// finish then fails it in the ledger, dropping its queued work.
+    private func stop(_ job: Job, because reason: String) {
         logger.error(
             "retraction stopped", metadata: ["retraction": "\(job.retraction.id)", "app": "\(job.app.name)", "reason": "\(reason)"])
-        try await store.failRetraction(id: job.retraction.id, reason: reason)
+        stopped.withLockedValue { _ = $0.insert(job.retraction.id) }
         retractions.withLockedValue { $0[job.retraction.id] = nil }
     }
 
@@ -188,13 +225,14 @@ public final class RetractionWorker: Sendable {
                 counts.retrying += settled
                 dead.append(DeadToken(token: device.token, since: since, reason: reason))
             case .retry(let delay, let reason):
-                retries.append(PushRetry(device: device, notBefore: Date() + TimeInterval(delay), attempts: attempt, lastError: reason))
+                retries.append(PushRetry(device: device, notBefore: Date() + delay.inSeconds, attempts: attempt, lastError: reason))
                 counts.retrying += isRetry ? 0 : 1
             case .failed(let reason):
                 counts.failed += 1
                 counts.retrying += settled
                 failures[reason, default: 0] += 1
             case .authenticationFailed(let reason):
+                // Not counted: the retraction stops, and its account says why.
                 refusal = reason
             }
         }
@@ -207,8 +245,11 @@ public final class RetractionWorker: Sendable {
         var bodies = BodyCache(builder: PayloadBuilder(dialect: job.app.dialect))
         let refused = NIOLockedValueBox(false)
         let window = engine.window
+        let stopped = stopped
+        let retractionID = job.retraction.id
         await withTaskGroup(of: (DeviceReferences, PushOutcome).self) { group in
             for device in devices {
+                if Task.isCancelled { break }
                 let pushes: [OutgoingPush]
                 do {
                     pushes = try bodies.bodies(for: device.references).map { OutgoingPush(token: device.token, body: $0, kind: .retraction) }
@@ -218,7 +259,7 @@ public final class RetractionWorker: Sendable {
                 }
                 await window.acquire()
                 // After a refusal the rest of the app's pushes would be refused too.
-                if refused.withLockedValue({ $0 }) {
+                if refused.withLockedValue({ $0 }) || stopped.withLockedValue({ $0.contains(retractionID) }) {
                     window.release()
                     break
                 }
@@ -257,12 +298,5 @@ private struct BodyCache {
         let made = try builder.retractionBodies(for: references)
         if cache.count < 1024 { cache[references] = made }
         return made
-    }
-}
-
-extension TimeInterval {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = Double(seconds) + Double(attoseconds) / 1e18
     }
 }

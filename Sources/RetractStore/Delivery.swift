@@ -67,7 +67,8 @@ extension DevicePage {
     /// One delivery row: a reference, its device, and when the token was marked dead if it was.
     typealias Row = (reference: String, token: DeviceToken, deadSince: Date?)
 
-    /// The page made of each reference's first `limit` rows after the cursor.
+    /// The page made of each reference's first `limit` rows after the cursor:
+    /// at most `limit` devices.
     ///
     /// A reference that returned `limit` rows may have more beyond its last
     /// token, so the page ends at the smallest such last token: every device
@@ -84,8 +85,10 @@ extension DevicePage {
             devices[row.token, default: ([], row.deadSince)].references.insert(row.reference)
         }
         let cutoff = perReference.values.filter { $0.count == limit }.map(\.last).min()
-        var page = DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: cutoff != nil)
-        for token in devices.keys.sorted() where cutoff.map({ token <= $0 }) ?? true {
+        let tokens = devices.keys.sorted().filter { token in cutoff.map { token <= $0 } ?? true }
+        // Several references can bring up to `limit` devices each: the page keeps the first `limit`.
+        var page = DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: cutoff != nil || tokens.count > limit)
+        for token in tokens.prefix(limit) {
             let device = devices[token]!
             page.last = token
             if let deadSince = device.deadSince {

@@ -47,11 +47,24 @@ extension RetractStore {
             INSERT INTO dead_tokens (app_id, token, dead_since, reason)
             SELECT \(appID), t, s, r FROM unnest(\(bytes)::bytea[], \(since)::timestamptz[], \(reasons)::text[]) AS u (t, s, r)
             ON CONFLICT (app_id, token) DO UPDATE
-            SET dead_since = excluded.dead_since, reason = excluded.reason, recorded_at = now()
+            SET dead_since = excluded.dead_since, reason = excluded.reason
             WHERE excluded.dead_since < dead_tokens.dead_since
             """,
             logger: logger
         )
+    }
+
+    /// Those of `tokens` that are dead for the app.
+    public func deadTokens(appID: Int64, among tokens: [DeviceToken]) async throws(StoreError) -> Set<DeviceToken> {
+        guard !tokens.isEmpty else { return [] }
+        let bytes = tokens.map { ByteBuffer(bytes: $0.bytes) }
+        return try await perform("reading dead tokens", idempotent: true) {
+            let rows = try await client.query(
+                "SELECT token FROM dead_tokens WHERE app_id = \(appID) AND token = ANY(\(bytes)::bytea[])", logger: logger)
+            var dead: Set<DeviceToken> = []
+            for try await token in rows.decode(ByteBuffer.self) { dead.insert(DeviceToken(token)) }
+            return dead
+        }
     }
 
     /// The dead token record for one token, if it is dead.

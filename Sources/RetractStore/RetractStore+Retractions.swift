@@ -85,16 +85,20 @@ extension RetractStore {
     public func failRetraction(id: UUID, reason: String) async throws(StoreError) {
         try await perform("failing retraction \(id)", idempotent: true) {
             try await client.withTransaction(logger: logger) { connection in
-                try await connection.query(
-                    """
-                    UPDATE retractions SET state = 'failed', failure = \(reason), retrying = 0, finished_at = now(), updated_at = now()
-                    WHERE id = \(id) AND state IN ('queued', 'sending')
-                    """,
-                    logger: logger
-                )
-                try await connection.query("DELETE FROM work_items WHERE retraction_id = \(id)", logger: logger)
+                try await Self.fail(id, reason: reason, on: connection, logger: logger)
             }
         }
+    }
+
+    static func fail(_ id: UUID, reason: String, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            """
+            UPDATE retractions SET state = 'failed', failure = \(reason), retrying = 0, finished_at = now(), updated_at = now()
+            WHERE id = \(id) AND state IN ('queued', 'sending')
+            """,
+            logger: logger
+        )
+        try await connection.query("DELETE FROM work_items WHERE retraction_id = \(id)", logger: logger)
     }
 
     private func validate(_ request: RetractionRequest) throws(StoreError) {

@@ -51,8 +51,9 @@ extension RetractStore {
 
     /// Finishes claimed items: each is deleted, and in the same transaction
     /// its counts are added to its retraction, its retries queued and its dead
-    /// tokens marked; a retraction left with no work is `done`. An item whose
-    /// claim lapsed (another worker has it now) changes nothing.
+    /// tokens marked; a retraction left with no work is `done`, one with a
+    /// ``WorkResult/stopReason`` is `failed`. An item whose claim lapsed
+    /// (another worker has it now) changes nothing.
     ///
     /// - Returns: the ids of the items that were still this worker's.
     @discardableResult
@@ -84,7 +85,9 @@ extension RetractStore {
                 var retries: [(UUID, PushRetry)] = []
                 var dead: [Int64: [DeadToken]] = [:]
                 var failures: [UUID: [String: Int]] = [:]
+                var stops: [UUID: String] = [:]
                 for result in results where deleted.contains(result.item.id) {
+                    if let reason = result.stopReason { stops[result.item.retractionID] = reason }
                     counts[result.item.retractionID, default: RetractionCounts()] += result.counts
                     retries += result.retries.map { (result.item.retractionID, $0) }
                     if let appID = appIDs[result.item.retractionID] { dead[appID, default: []] += result.deadTokens }
@@ -107,6 +110,9 @@ extension RetractStore {
                         """,
                         logger: logger
                     )
+                }
+                for (id, reason) in stops {
+                    try await Self.fail(id, reason: reason, on: connection, logger: logger)
                 }
                 try await connection.query(
                     """

@@ -48,15 +48,19 @@ public struct WorkResult: Hashable, Sendable {
     public var deadTokens: [DeadToken]
     /// Devices given up on, by reason; added to the retraction's account.
     public var failures: [String: Int]
+    /// When set, the retraction stops here: `failed` with this reason, its
+    /// other queued work dropped (the app's credentials were refused, say).
+    public var stopReason: String?
 
     public init(
         item: ClaimedWorkItem, counts: RetractionCounts = RetractionCounts(), retries: [PushRetry] = [], deadTokens: [DeadToken] = [],
-        failures: [String: Int] = [:]
+        failures: [String: Int] = [:], stopReason: String? = nil
     ) {
         self.item = item
         self.counts = counts
         self.retries = retries
         self.deadTokens = deadTokens
         self.failures = failures
+        self.stopReason = stopReason
     }
 }

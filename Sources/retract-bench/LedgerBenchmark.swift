@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RetractCore
 import RetractKit
 import RetractStore
 
@@ -51,7 +52,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
             let started = ContinuousClock.now
             var recorded = 0
             for rows in batches { recorded += try await store.record(rows) }
-            let storeSeconds = (ContinuousClock.now - started).seconds
+            let storeSeconds = (ContinuousClock.now - started).inSeconds
             guard recorded == count else { throw CommandFailure("recorded \(recorded) of \(count) deliveries") }
 
             let csv = URL(fileURLWithPath: work).appendingPathComponent("deliveries.csv")
@@ -100,7 +101,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw CommandFailure("psql \\copy exited with \(process.terminationStatus)") }
-        return (ContinuousClock.now - started).seconds
+        return (ContinuousClock.now - started).inSeconds
     }
 }
 
@@ -127,7 +128,7 @@ struct LedgerStreamBenchmark: AsyncParsableCommand {
             for try await page in store.devices(appID: app.id, references: [LedgerBenchmark.reference], pageSize: pageSize) {
                 devices += page.devices.count
             }
-            let seconds = (ContinuousClock.now - started).seconds
+            let seconds = (ContinuousClock.now - started).inSeconds
             print(
                 #"{"devices": \#(devices), "pageSize": \#(pageSize), "seconds": \#(seconds), "devicesPerSecond": \#(Double(devices) / seconds), "peakRSSMiB": \#(peakResidentMiB())}"#
             )
@@ -153,8 +154,4 @@ func peakResidentMiB() -> Double {
 struct CommandFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -69,7 +69,7 @@ struct RetractBenchmark: AsyncParsableCommand {
             let started = ContinuousClock.now
             let (retraction, _) = try await engine.startRetraction(app: app, references: [reference], requestedBy: "bench")
             try await RetractionWorker(engine: engine).finish([retraction.id])
-            let engineSeconds = (ContinuousClock.now - started).seconds
+            let engineSeconds = (ContinuousClock.now - started).inSeconds
             await transports.shutdown()
             let status = try await engine.status(of: retraction.id)
             guard status.retraction.counts.sent == count else {
@@ -101,7 +101,7 @@ struct RetractBenchmark: AsyncParsableCommand {
             }
             return try await group.reduce(0, +)
         }
-        let seconds = (ContinuousClock.now - started).seconds
+        let seconds = (ContinuousClock.now - started).inSeconds
         await client.shutdown()
         guard failures == 0 else { throw CommandFailure("\(failures) pushes of the client alone failed") }
         return seconds

@@ -98,7 +98,7 @@ struct AppsCommand: AsyncParsableCommand {
 
         /// Reads the key or certificate as the sender will, so a bad file is found now.
         static func checkCredentials(_ registration: AppRegistration) throws(RetractError) {
-            _ = try APNsTransports.authentication(
+            try APNsTransports.checkCredentials(
                 registration.authentication, app: registration.name,
                 passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
         }

@@ -19,6 +19,12 @@ struct DatabaseOptions: ParsableArguments {
         return try DatabaseURL(text)
     }
 
+    /// The URL given by flag or environment, or nil when none was; a malformed one throws.
+    func givenURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> DatabaseURL? {
+        guard let text = databaseURL ?? environment["DATABASE_URL"], !text.isEmpty else { return nil }
+        return try DatabaseURL(text)
+    }
+
     /// Runs `body` with a store on the database, logging warnings and worse.
     func withStore<Result: Sendable>(_ body: (RetractStore) async throws -> Result) async throws -> Result {
         var logger = Logger(label: "retract")
@@ -50,10 +56,11 @@ enum RetractExitCode {
 
     static func of(_ error: StoreError) -> Int32 {
         switch error.code {
-        case .invalidInput: invalidInput
+        case .invalidInput, .idempotencyConflict: invalidInput
         case .connectionLost: unreachable
         case .schemaMismatch, .migrationFailed: schema
-        case .notFound: unknownReference
+        // What the store reports missing is an app (a retraction is RetractError's).
+        case .notFound: unknownApp
         default: other
         }
     }

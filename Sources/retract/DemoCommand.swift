@@ -20,8 +20,11 @@ struct DemoCommand: AsyncParsableCommand {
             retracts the notification with a progress bar, and replays what every device received \
             through RetractKit's RetractionHandler to show what it displays now.
 
+            Ctrl-C stops the throwaway PostgreSQL and removes its folder before exiting.
+
             Exit codes: 0 every reached device removed the notification; 1 one did not, or the \
-            demo could not run; 2 bad argument; 4 the given database cannot be reached.
+            demo could not run; 2 a malformed database URL; 4 the given database cannot be \
+            reached; 64 a bad argument.
             """
     )
 
@@ -35,7 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...1_000_000).contains(devices) else { throw ValidationError("--devices \(devices): 1 to 1000000") }
-        guard (0..<devices).contains(uninstalled) || uninstalled == 0 else {
+        guard (0..<devices).contains(uninstalled) else {
             throw ValidationError("--uninstalled \(uninstalled): 0 to fewer than --devices")
         }
     }
@@ -43,18 +46,18 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         // Lines in order with the progress on stderr, even into a pipe.
         lineBufferStandardOutput()
+        SignalCleanup.shared.install()
         var postgres: ThrowawayPostgres?
         do {
             let url: DatabaseURL
-            var ledger: String
-            if (try? database.url()) != nil {
-                url = try database.url()
+            let ledger: String
+            if let given = try database.givenURL() {
+                url = given
                 ledger = "PostgreSQL at \(url.host):\(url.port) (DATABASE_URL)"
             } else {
                 print("Starting a throwaway PostgreSQL…")
                 let started = try ThrowawayPostgres.start()
                 postgres = started
-                Self.stopOnSignal(started)
                 url = try DatabaseURL(started.url)
                 ledger = "throwaway PostgreSQL on 127.0.0.1:\(started.port), removed at exit"
             }
@@ -71,7 +74,12 @@ struct DemoCommand: AsyncParsableCommand {
         logger.logLevel = .warning
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("retract-demo-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        // It holds the demo's signing key: gone at exit, even after Ctrl-C.
+        let cleanup = SignalCleanup.shared.add { try? FileManager.default.removeItem(at: folder) }
+        defer {
+            SignalCleanup.shared.remove(cleanup)
+            try? FileManager.default.removeItem(at: folder)
+        }
 
         // A signing key as Apple issues it (.p8), and a simulator that trusts it.
         let key = P256.Signing.PrivateKey()
@@ -117,49 +125,44 @@ struct DemoCommand: AsyncParsableCommand {
     private static func demo(
         engine: RetractEngine, app: App, ledger: String, devices: Int, uninstalled: Int, simulator: APNsSimulator
     ) async throws {
+        print("Retract demo")
+        print("  ledger   \(ledger)")
+        print("  APNs     simulator on 127.0.0.1:\(simulator.port) (HTTP/2, TLS, provider tokens)")
+        print("  app      \(app.name) (\(app.topic))")
 
-            print("Retract demo")
-            print("  ledger   \(ledger)")
-            print("  APNs     simulator on 127.0.0.1:\(simulator.port) (HTTP/2, TLS, provider tokens)")
-            print("  app      \(app.name) (\(app.topic))")
+        // 1. The original, to every device, recorded as it goes out.
+        let reference = ReferenceID("spring-sale-\(Int(Date().timeIntervalSince1970))")
+        let tokens = (0..<devices).map { _ in DeviceToken(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }) }
+        let payload = Data(#"{"aps":{"alert":{"title":"Spring sale","body":"Everything 50% off, today only"},"sound":"default"}}"#.utf8)
+        let clock = ContinuousClock()
+        let sendStart = clock.now
+        let sent = try await engine.send(app: app, reference: reference, tokens: tokens, payload: payload)
+        print("\n1. sent \"Spring sale\" (\(reference)) to \(devices) devices: \(sent.accepted) accepted in \(format(clock.now - sendStart)), every device recorded in the ledger")
 
-            // 1. The original, to every device, recorded as it is accepted.
-            let reference = ReferenceID("spring-sale-\(Int(Date().timeIntervalSince1970))")
-            let tokens = (0..<devices).map { _ in DeviceToken(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }) }
-            let payload = Data(#"{"aps":{"alert":{"title":"Spring sale","body":"Everything 50% off, today only"},"sound":"default"}}"#.utf8)
-            let clock = ContinuousClock()
-            let sendStart = clock.now
-            let sent = try await engine.send(app: app, reference: reference, tokens: tokens, payload: payload)
-            print("\n1. sent \"Spring sale\" (\(reference)) to \(devices) devices: \(sent.accepted) accepted and recorded in \(format(clock.now - sendStart))")
+        // 2. Some users uninstall the app; APNs answers 410 for them from now on.
+        let gone = Array(tokens.shuffled().prefix(uninstalled))
+        for token in gone { simulator.unregister(deviceToken: token.hex) }
+        print("2. \(uninstalled) devices uninstalled the app; APNs now answers 410 Unregistered for them")
+        let before = await showing(reference, on: tokens, simulator: simulator)
 
-            // 2. Some users uninstall the app; APNs answers 410 for them from now on.
-            let gone = Array(tokens.shuffled().prefix(uninstalled))
-            for token in gone { simulator.unregister(deviceToken: token.hex) }
-            print("2. \(uninstalled) devices uninstalled the app; APNs now answers 410 Unregistered for them")
-            let before = await showing(reference, on: tokens, simulator: simulator)
+        // 3. The retraction, sent by a worker in this process.
+        print("3. retract notification \(reference)")
+        let (retraction, _) = try await engine.startRetraction(
+            app: app, references: [reference], requestedBy: "demo", reason: "sent by mistake", requireRecorded: true)
+        let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
+        print(account.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
-            // 3. The retraction, sent by a worker in this process.
-            print("3. retract notification \(reference)")
-            let (retraction, _) = try await engine.startRetraction(
-                app: app, references: [reference], requestedBy: "demo", reason: "sent by mistake", requireRecorded: true)
-            let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
-            print(account.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
-
-            // 4. What the devices show now, worked out by RetractKit from what each received.
-            let after = await showing(reference, on: tokens, simulator: simulator)
-            let reached = Set(tokens).subtracting(gone)
-            let stillShowing = after.intersection(reached)
-            print("4. what the devices show (RetractKit's RetractionHandler applied to what each received):")
-            print("   before the retraction: \(before.count) of \(devices) devices showed \"Spring sale\"")
-            print("   after:  \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; \(stillShowing.count) still show it")
-            print("   dead:   \(account.dead) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them")
-            guard stillShowing.isEmpty, account.exitCode == 0 else {
-                throw DemoFailure(description: "\(stillShowing.count) reachable devices still show the notification")
-            }
-    }
-
-    struct DemoFailure: Error, CustomStringConvertible {
-        var description: String
+        // 4. What the devices show now, worked out by RetractKit from what each received.
+        let after = await showing(reference, on: tokens, simulator: simulator)
+        let reached = Set(tokens).subtracting(gone)
+        let stillShowing = after.intersection(reached)
+        print("4. what the devices show (RetractKit's RetractionHandler applied to what each received):")
+        print("   before the retraction: \(before.count) of \(devices) devices showed \"Spring sale\"")
+        print("   after:  \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; \(stillShowing.count) still show it")
+        print("   dead:   \(account.dead) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them")
+        guard stillShowing.isEmpty, account.exitCode == 0 else {
+            throw DemoFailure(description: "\(stillShowing.count) reachable devices still show the notification")
+        }
     }
 
     /// The devices among `tokens` that show a notification with `reference`.
@@ -173,22 +176,10 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private static func format(_ duration: Duration) -> String {
-        String(format: "%.2fs", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+        String(format: "%.2fs", duration.inSeconds)
     }
 
-    /// Ctrl-C or SIGTERM stops the throwaway cluster before the process ends.
-    private static func stopOnSignal(_ postgres: ThrowawayPostgres) {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler {
-                postgres.stop()
-                Foundation.exit(128 + signalNumber)
-            }
-            source.resume()
-            signalSources.append(source)
-        }
+    struct DemoFailure: Error, CustomStringConvertible {
+        var description: String
     }
-
-    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
 }

@@ -58,11 +58,16 @@ struct EngineOptions: ParsableArguments {
         }
         settings.certificatePassphrase = environment["APNS_CERTIFICATE_PASSPHRASE"]
         if let path = apnsCA ?? environment["APNS_CA_FILE"], !path.isEmpty {
+            let pem: String
             do {
-                settings.additionalTrustRootsPEM = [try InputFile(path: path).text()]
+                pem = try InputFile(path: path).text()
             } catch {
                 throw RetractError(.invalidInput, "--apns-ca \(error)")
             }
+            guard pem.contains("-----BEGIN CERTIFICATE-----") else {
+                throw RetractError(.invalidInput, "--apns-ca \(path): not a PEM certificate (-----BEGIN CERTIFICATE-----)")
+            }
+            settings.additionalTrustRootsPEM = [pem]
         }
         return settings
     }

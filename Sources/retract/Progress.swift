@@ -18,7 +18,7 @@ struct ProgressDisplay {
         let counts = retraction.counts
         let settled = counts.sent + counts.dead + counts.failed
         let elapsed = ContinuousClock.now - started
-        let seconds = max(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, 0.001)
+        let seconds = max(elapsed.inSeconds, 0.001)
         let rate = Double(settled) / seconds
         let remaining = max(counts.total - settled, 0)
         let eta = rate > 0 ? "\(Int((Double(remaining) / rate).rounded(.up)))s" : "?"
@@ -42,8 +42,7 @@ struct ProgressDisplay {
     }
 
     var elapsedSeconds: Double {
-        let elapsed = ContinuousClock.now - started
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (ContinuousClock.now - started).inSeconds
     }
 }
 
@@ -97,11 +96,14 @@ struct RetractionAccount: Encodable {
         return lines.joined(separator: "\n")
     }
 
-    /// 0 when every device was reached or is dead; otherwise why not.
+    /// 0 when every device was reached or is dead (or the retraction is
+    /// still queued, for `--no-wait`); otherwise why not.
     var exitCode: Int32 {
-        if state == "failed" { return RetractExitCode.retractionFailed }
-        if dryRun { return 0 }
-        return failed > 0 || pending > 0 ? RetractExitCode.someFailed : 0
+        switch state {
+        case "failed": RetractExitCode.retractionFailed
+        case "done": failed > 0 ? RetractExitCode.someFailed : 0
+        default: 0
+        }
     }
 }
 

@@ -63,8 +63,10 @@ struct SendCommand: AsyncParsableCommand {
             into its custom data, and apns-collapse-id is the reference unless told otherwise, so \
             a retraction finds it on the device either way.
 
-            Exit codes: 0 every device accepted or dead; 2 bad argument, payload or token; \
-            3 some devices failed; 4 database unreachable; 6 unknown app; 8 unusable APNs key.
+            Every device is recorded before it is sent to, so a crash leaves none out of \
+            the ledger. Exit codes: 0 every device accepted or dead; 2 bad argument, payload or \
+            token; 3 some devices failed; 4 database unreachable; 6 unknown app; 8 unusable \
+            APNs key; 9 APNs refused the app's credentials and sending stopped.
             """
     )
 
@@ -111,9 +113,12 @@ struct SendCommand: AsyncParsableCommand {
         if json {
             try printJSON(SendAccount(report))
         } else {
-            print("sent \(reference): \(report.accepted) accepted (\(report.recorded) new in the ledger), \(report.dead.count) dead, \(report.failed) failed")
+            var line = "sent \(reference): \(report.accepted) accepted, \(report.dead.count) dead, \(report.failed) failed"
+            if report.skippedDead > 0 { line += ", \(report.skippedDead) skipped as dead" }
+            print(line + " (\(report.recorded) new deliveries in the ledger)")
             for (reason, count) in report.failures.sorted(by: { $0.value > $1.value }) { print("  failed: \(count) × \(reason)") }
         }
+        if report.stoppedBecause != nil { throw ExitCode(RetractExitCode.retractionFailed) }
         if report.failed > 0 { throw ExitCode(RetractExitCode.someFailed) }
     }
 
@@ -130,6 +135,7 @@ struct SendCommand: AsyncParsableCommand {
         var accepted: Int
         var recorded: Int
         var dead: [String]
+        var skippedDead: Int
         var failed: Int
         var failures: [String: Int]
         var stoppedBecause: String?
@@ -138,6 +144,7 @@ struct SendCommand: AsyncParsableCommand {
             accepted = report.accepted
             recorded = report.recorded
             dead = report.dead.map(\.token.hex)
+            skippedDead = report.skippedDead
             failed = report.failed
             failures = report.failures
             stoppedBecause = report.stoppedBecause

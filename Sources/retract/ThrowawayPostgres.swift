@@ -20,6 +20,7 @@ final class ThrowawayPostgres: @unchecked Sendable {
     let directory: URL
     let port: Int
     private let binDirectory: String
+    private let cleanup: SignalCleanup.Registration
     // @unchecked: `stopped` is only touched under `lock`.
     private let lock = NSLock()
     private var stopped = false
@@ -27,10 +28,11 @@ final class ThrowawayPostgres: @unchecked Sendable {
     /// `postgres://postgres@127.0.0.1:<port>/postgres`.
     var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres?sslmode=disable" }
 
-    private init(directory: URL, port: Int, binDirectory: String) {
+    private init(directory: URL, port: Int, binDirectory: String, cleanup: SignalCleanup.Registration) {
         self.directory = directory
         self.port = port
         self.binDirectory = binDirectory
+        self.cleanup = cleanup
     }
 
     static func start() throws -> ThrowawayPostgres {
@@ -41,6 +43,8 @@ final class ThrowawayPostgres: @unchecked Sendable {
             try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.path)
         }
         let data = directory.appendingPathComponent("data").path
+        // From here on, Ctrl-C stops whatever runs in the folder and removes it.
+        let cleanup = SignalCleanup.shared.add { stopServer(bin: bin, data: data, directory: directory) }
         do {
             try run(bin + "/initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"], what: "initdb")
             var lastError: (any Error)?
@@ -52,14 +56,17 @@ final class ThrowawayPostgres: @unchecked Sendable {
                         bin + "/pg_ctl",
                         ["-D", data, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60", "-o", options, "start"],
                         what: "pg_ctl start")
-                    return ThrowawayPostgres(directory: directory, port: port, binDirectory: bin)
+                    return ThrowawayPostgres(directory: directory, port: port, binDirectory: bin, cleanup: cleanup)
                 } catch {
-                    // Another process may have taken the port in between.
+                    // Another process may have taken the port in between; a start that
+                    // timed out may have left a server running.
                     lastError = error
+                    try? run(bin + "/pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"], what: "pg_ctl stop")
                 }
             }
             throw lastError ?? Problem(description: "PostgreSQL did not start")
         } catch {
+            SignalCleanup.shared.remove(cleanup)
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
@@ -72,8 +79,14 @@ final class ThrowawayPostgres: @unchecked Sendable {
             return !stopped
         }
         guard first else { return }
-        try? Self.run(
-            binDirectory + "/pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"], what: "pg_ctl stop")
+        SignalCleanup.shared.remove(cleanup)
+        Self.stopServer(bin: binDirectory, data: directory.appendingPathComponent("data").path, directory: directory)
+    }
+
+    private static func stopServer(bin: String, data: String, directory: URL) {
+        if FileManager.default.fileExists(atPath: data + "/postmaster.pid") {
+            try? run(bin + "/pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"], what: "pg_ctl stop")
+        }
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -221,7 +221,7 @@ struct EngineTests {
         }
     }
 
-    @Test func sendingAnOriginalRecordsWhatAPNsAccepted() async throws {
+    @Test func sendingAnOriginalRecordsItsDevicesAndSkipsDeadOnes() async throws {
         let dead = TestTokens.token(3)
         try await SimulatedAPNs.with(faults: SimulatorFaults(unregisteredTokens: [dead.hex: Date()])) { apns in
             try await Self.withEngine(apns) { engine in
@@ -230,20 +230,25 @@ struct EngineTests {
                 let payload = Data(#"{"aps":{"alert":{"title":"Hi"}},"chat":{"room":"r1"}}"#.utf8)
                 let report = try await engine.send(app: app, reference: "msg-1", tokens: devices, payload: payload)
                 #expect(report.accepted == 4)
-                #expect(report.recorded == 4)
+                // Every device is recorded before it is sent to; the dead one is then skipped by reads.
+                #expect(report.recorded == 5)
                 #expect(report.dead.map(\.token) == [dead])
                 #expect(try await engine.store.countDevices(appID: app.id, references: ["msg-1"]) == 4)
+                // The next notification skips the token the ledger now knows dead.
+                let next = try await engine.send(app: app, reference: "msg-2", tokens: devices, payload: payload)
+                #expect((next.accepted, next.skippedDead, next.dead.count) == (4, 1, 0))
+                #expect(apns.inbox(dead).isEmpty)
 
                 let received = apns.inbox(devices[0])
-                try #require(received.count == 1)
+                try #require(received.count == 2)
                 #expect(received[0].pushType == "alert")
                 #expect(received[0].collapseID == "msg-1")
                 #expect(DeliveredNotification(identifier: "x", userInfo: received[0].userInfo).referenceID == "msg-1")
 
-                // Retracting it: what the device shows afterwards, by RetractKit.
+                // Retracting the first: by RetractKit, the device then shows only the second.
                 _ = try await Self.retract(["msg-1"], app: app, engine: engine)
                 let screen = await SimulatedDevice.replay(apns.inbox(devices[0]))
-                #expect(screen.showing.isEmpty)
+                #expect(screen.showing.map(\.referenceID) == ["msg-2"])
                 #expect(screen.outcomes == [.removed(["msg-1"])])
             }
         }

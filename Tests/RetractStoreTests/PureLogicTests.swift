@@ -98,12 +98,12 @@ struct DevicePageMergingTests {
     private func token(_ byte: UInt8) -> DeviceToken { DeviceToken(bytes: [byte]) }
 
     @Test func aPageEndsWhereAReferenceThatHitItsLimitMayContinue() {
-        // "a" returned its limit of 3 rows, ending at 5: "b"'s rows past 5 wait for the next page.
+        // "a" returned its limit of 4 rows, ending at 5: "b"'s rows past 5 wait for the next page.
         let rows: [DevicePage.Row] = [
-            ("a", token(1), nil), ("a", token(3), nil), ("a", token(5), nil),
+            ("a", token(1), nil), ("a", token(3), nil), ("a", token(5), nil), ("a", token(5), nil),
             ("b", token(2), nil), ("b", token(3), nil), ("b", token(9), Date()),
         ]
-        let page = DevicePage(merging: rows, limit: 3)
+        let page = DevicePage(merging: rows, limit: 4)
         #expect(page.devices.map(\.token) == [1, 2, 3, 5].map(token))
         #expect(page.devices[2].references == ["a", "b"])
         #expect(page.last == token(5))
@@ -121,6 +121,18 @@ struct DevicePageMergingTests {
         #expect(page.last == token(4))
         #expect(!page.mayHaveMore)
         #expect(DevicePage(merging: [], limit: 3) == DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: false))
+    }
+
+    @Test func aPageOfManyReferencesHoldsAtMostLimitDevices() {
+        // Three references, two rows each, interleaved: six devices, none past a cutoff.
+        let rows: [DevicePage.Row] = [
+            ("a", token(1), nil), ("a", token(4), nil), ("b", token(2), nil), ("b", token(5), nil),
+            ("c", token(3), nil), ("c", token(6), nil),
+        ]
+        let page = DevicePage(merging: rows, limit: 2)
+        #expect(page.devices.map(\.token) == [token(1), token(2)])
+        #expect(page.last == token(2))
+        #expect(page.mayHaveMore)
     }
 
     @Test func onlyTokensThatDiedSinceTheCutoffCountAsDead() {

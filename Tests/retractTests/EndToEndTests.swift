@@ -163,7 +163,7 @@ struct EndToEndTests {
 
     @Test func aWorkerKilledMidwayIsFinishedByTheNextWithNoDeviceMissed() async throws {
         // Slow answers, a narrow window: the first process is still sending when it is killed.
-        try await Self.withStage(faults: SimulatorFaults(latency: .milliseconds(20))) { stage in
+        try await Self.withStage(faults: SimulatorFaults(latency: .milliseconds(30))) { stage in
             try stage.addApp("crash")
             let devices = TestTokens.tokens(0..<3000)
             try stage.record("oops", app: "crash", tokens: devices)
@@ -208,7 +208,28 @@ struct EndToEndTests {
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.contains("dry run: 25 devices would get a removal push; nothing was sent"))
             #expect(stage.apns.simulator.statistics.accepted == 0)
+
+            // Queued without waiting: exit 0, and the account says queued.
+            let queued = try stage.retract(["notification", "r", "--app", "dry", "--no-wait", "--json"])
+            #expect(queued.status == 0, "\(queued.stderr)")
+            let account = try Self.account(queued)
+            #expect((account.state, account.total, account.sent) == ("queued", 25, 0))
+            #expect(stage.apns.simulator.statistics.accepted == 0)
         }
+    }
+
+    @Test func theDemoRunsOnItsOwnPostgreSQLAndRemovesIt() throws {
+        let temp = FileManager.default.temporaryDirectory.path
+        func clusters() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: temp).filter { $0.hasPrefix("retract-demo-postgres-") })
+        }
+        let before = try clusters()
+        let result = try RetractCLI.run(["demo", "--devices", "300", "--uninstalled", "3"], environment: ["DATABASE_URL": nil])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("throwaway PostgreSQL on 127.0.0.1:"))
+        #expect(result.stdout.contains("devices: 300 · sent 297 · dead 3 · failed 0"))
+        #expect(result.stdout.contains("after:  297 of the 297 reachable devices removed it; 0 still show it"))
+        #expect(try clusters() == before, "the demo left its PostgreSQL folder behind")
     }
 
     @Test func badInputsSayWhatIsWrongAndExitWithTheirCode() async throws {
