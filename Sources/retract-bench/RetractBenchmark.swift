@@ -37,6 +37,9 @@ struct RetractBenchmark: AsyncParsableCommand {
     @Option(help: "HTTP/2 connections.")
     var connections = APNsSettings().connectionsPerApp
 
+    @Flag(help: "Only register an app and record the devices; print the app and reference as JSON (for `retract notification`).")
+    var recordOnly = false
+
     func run() async throws {
         let url = try DatabaseURL(databaseURL)
         let reference = ReferenceID("bench-retraction-\(UUID().uuidString.prefix(8))")
@@ -52,6 +55,10 @@ struct RetractBenchmark: AsyncParsableCommand {
             for start in stride(from: 0, to: count, by: 10_000) {
                 _ = try await store.record(
                     tokens[start..<min(start + 10_000, count)].map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: Date()) })
+            }
+            if recordOnly {
+                print(#"{"app": "\#(app.name)", "reference": "\#(reference)", "devices": \#(count)}"#)
+                return
             }
             let trust = [try String(contentsOfFile: ca, encoding: .utf8)]
 

@@ -4,6 +4,9 @@
 # simulator running as its own process; in the same run, APNsClient alone
 # sends the same N pushes with the same window to the same simulator. Prints
 # devices/s for both and the ratio engine/client, per run and as medians.
+# Then runs `retract notification` (release build, its own process) for N/10
+# and N recorded devices and prints each process's peak RSS: memory follows
+# the window and page size, not the number of devices.
 # Uses DATABASE_URL's server when set, else a throwaway PostgreSQL removed at exit.
 set -euo pipefail
 
@@ -70,3 +73,25 @@ for run in $(seq 1 "$runs"); do
     engine_all+=("$engine") client_all+=("$client") ratio_all+=("$ratio")
 done
 printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${engine_all[@]}")" "$(median "${client_all[@]}")" "$(median "${ratio_all[@]}")"
+
+printf '\n%-10s%14s%14s\n' devices seconds peakRSS-MiB
+for n in $((devices / 10)) "$devices"; do
+    made=$("$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+        --key "$work/signing-key.p8" -n "$n" --record-only)
+    app=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['app'])" "$made")
+    reference=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['reference'])" "$made")
+    # ru_maxrss of the waited-for child: the retract process's peak resident set, in KiB.
+    DATABASE_URL=$url APNS_CA_FILE=$work/sim/simulator-ca.pem python3 - "$bin/retract" "$app" "$reference" "$n" <<'PY'
+import json, resource, subprocess, sys, time
+binary, app, reference, n = sys.argv[1:5]
+started = time.monotonic()
+done = subprocess.run([binary, "notification", reference, "--app", app, "--json"], capture_output=True, text=True)
+seconds = time.monotonic() - started
+if done.returncode != 0:
+    sys.exit(f"retract notification exited {done.returncode}: {done.stderr}")
+account = json.loads(done.stdout)
+assert account["sent"] == int(n), account
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"{n:<10}{seconds:14.1f}{peak:14.1f}")
+PY
+done
