@@ -225,7 +225,7 @@ public final class RetractionWorker: Sendable {
                 counts.retrying += settled
                 dead.append(DeadToken(token: device.token, since: since, reason: reason))
             case .retry(let delay, let reason):
-                retries.append(PushRetry(device: device, notBefore: Date() + delay.inSeconds, attempts: attempt, lastError: reason))
+                retries.append(PushRetry(device: device, delay: delay, attempts: attempt, lastError: reason))
                 counts.retrying += isRetry ? 0 : 1
             case .failed(let reason):
                 counts.failed += 1

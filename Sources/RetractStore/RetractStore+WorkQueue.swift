@@ -225,14 +225,14 @@ extension RetractStore {
         let tokens = retries.map { ByteBuffer(bytes: $0.1.device.token.bytes) }
         // One JSON array per device: arrays of arrays must be rectangular in PostgreSQL.
         let refs = try retries.map { String(decoding: try JSONEncoder().encode($0.1.device.references.map(\.rawValue)), as: UTF8.self) }
-        let notBefore = retries.map(\.1.notBefore)
+        let delays = retries.map { max($0.1.delay.milliseconds, 0) }
         let attempts = retries.map(\.1.attempts)
         let errors = retries.map(\.1.lastError)
         try await connection.query(
             """
             INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error)
-            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), n, a, e
-            FROM unnest(\(retractionIDs)::uuid[], \(tokens)::bytea[], \(refs)::text[], \(notBefore)::timestamptz[],
+            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), now() + n * interval '1 millisecond', a, e
+            FROM unnest(\(retractionIDs)::uuid[], \(tokens)::bytea[], \(refs)::text[], \(delays)::bigint[],
                         \(attempts)::integer[], \(errors)::text[]) AS u (r, t, f, n, a, e)
             """,
             logger: logger

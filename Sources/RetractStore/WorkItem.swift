@@ -24,14 +24,16 @@ public struct ClaimedWorkItem: Hashable, Sendable {
 /// A device to send to again later.
 public struct PushRetry: Hashable, Sendable {
     public var device: DeviceReferences
-    public var notBefore: Date
+    /// How long after the item is finished the retry is due, by the
+    /// database's clock: workers on machines whose clocks disagree agree on it.
+    public var delay: Duration
     /// Attempts made so far; the next claim counts one more.
     public var attempts: Int
     public var lastError: String
 
-    public init(device: DeviceReferences, notBefore: Date, attempts: Int, lastError: String) {
+    public init(device: DeviceReferences, delay: Duration, attempts: Int, lastError: String) {
         self.device = device
-        self.notBefore = notBefore
+        self.delay = delay
         self.attempts = attempts
         self.lastError = lastError
     }

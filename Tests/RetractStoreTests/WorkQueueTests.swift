@@ -22,7 +22,7 @@ struct WorkQueueTests {
         let page = try #require(try await store.claimWork(worker: "setup", limit: 1, lease: .seconds(60)).first)
         let retries = (0..<count).map {
             PushRetry(
-                device: DeviceReferences(token: Fixture.token($0), references: ["msg"]), notBefore: Date(timeIntervalSince1970: 0),
+                device: DeviceReferences(token: Fixture.token($0), references: ["msg"]), delay: .zero,
                 attempts: 1, lastError: "429 TooManyRequests")
         }
         #expect(try await store.finish([WorkResult(item: page, counts: RetractionCounts(retrying: count), retries: retries)]) == [page.id])
@@ -125,13 +125,31 @@ struct WorkQueueTests {
         }
     }
 
+    @Test func aRetryIsDueAfterItsDelayByTheDatabaseClock() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (_, retraction) = try await retraction(store, devices: 1)
+            let page = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
+            let retry = PushRetry(
+                device: DeviceReferences(token: Fixture.token(0), references: ["msg"]), delay: .milliseconds(300), attempts: 1,
+                lastError: "429")
+            try await store.finish([WorkResult(item: page, counts: RetractionCounts(retrying: 1), retries: [retry])])
+            let due = try await Fixture.scalar(
+                store, "SELECT run_after > now() + interval '100 milliseconds' FROM work_items WHERE retraction_id = \(retraction.id)",
+                as: Bool.self)
+            #expect(due == true)
+            #expect(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).isEmpty)
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first?.kind == .push(retry.device))
+        }
+    }
+
     @Test func finishingMarksDeadTokensAndQueuesRetriesAtomically() async throws {
         try await TestDatabase.withStore { store, _ in
             let (app, retraction) = try await retraction(store, devices: 3)
             let page = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
             let dead = DeadToken(token: Fixture.token(1), since: Date(timeIntervalSince1970: 1_700_000_000), reason: "Unregistered")
             let retry = PushRetry(
-                device: DeviceReferences(token: Fixture.token(2), references: ["msg"]), notBefore: Date(), attempts: 1, lastError: "503")
+                device: DeviceReferences(token: Fixture.token(2), references: ["msg"]), delay: .zero, attempts: 1, lastError: "503")
             try await store.finish([WorkResult(item: page, counts: RetractionCounts(sent: 1, dead: 1, retrying: 1), retries: [retry], deadTokens: [dead])])
             #expect(try await store.deadToken(Fixture.token(1), appID: app.id) == dead)
             let sending = try #require(try await store.retraction(id: retraction.id))

@@ -218,6 +218,25 @@ struct EndToEndTests {
         }
     }
 
+    @Test func onATerminalTheProgressIsABarWithRateAndETA() async throws {
+        try await Self.withStage(faults: SimulatorFaults(latency: .milliseconds(5))) { stage in
+            try stage.addApp("tty")
+            try stage.record("r", app: "tty", tokens: TestTokens.tokens(0..<2000))
+            // util-linux's `script` runs the command on a pseudo-terminal and copies what it shows.
+            let command = [try RetractCLI.binary.path, "notification", "r", "--app", "tty", "--window", "20"]
+                .map { "'\($0)'" }.joined(separator: " ")
+            let result = try RetractCLI.run(
+                ["-qec", command, "/dev/null"], executable: URL(fileURLWithPath: "/usr/bin/script"),
+                environment: ["DATABASE_URL": stage.url.withPassword, "APNS_CA_FILE": stage.apns.caPath])
+            #expect(result.status == 0, "\(result.stdout)")
+            #expect(result.stdout.contains("█"))
+            #expect(result.stdout.contains(" devices · "))
+            #expect(result.stdout.contains("/s · ETA "))
+            #expect(result.stdout.contains("devices: 2000 · sent 2000 · dead 0 · failed 0"))
+            #expect(!result.stdout.contains("progress: "))
+        }
+    }
+
     @Test func theDemoRunsOnItsOwnPostgreSQLAndRemovesIt() throws {
         let temp = FileManager.default.temporaryDirectory.path
         func clusters() throws -> Set<String> {

@@ -47,11 +47,13 @@ struct RetractCLI {
         return process
     }
 
-    /// Runs `retract` to its end. `environment` entries are added to this
-    /// process's; a nil value removes the variable.
-    static func run(_ arguments: [String], in directory: URL = packageRoot, environment: [String: String?] = [:]) throws -> Result {
+    /// Runs `retract` (or `executable`) to its end. `environment` entries are
+    /// added to this process's; a nil value removes the variable.
+    static func run(
+        _ arguments: [String], executable: URL? = nil, in directory: URL = packageRoot, environment: [String: String?] = [:]
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = try binary
+        process.executableURL = try executable ?? binary
         process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment
         for (name, value) in environment { merged[name] = value }
