@@ -198,7 +198,11 @@ public final class RetractionWorker: Sendable {
     private func stop(_ job: Job, because reason: String) {
         logger.error(
             "retraction stopped", metadata: ["retraction": "\(job.retraction.id)", "app": "\(job.app.name)", "reason": "\(reason)"])
-        stopped.withLockedValue { _ = $0.insert(job.retraction.id) }
+        stopped.withLockedValue { stopped in
+            // Only lanes in the middle of a page need it; a long-lived worker forgets old ones.
+            if stopped.count >= 1024 { stopped.removeAll() }
+            stopped.insert(job.retraction.id)
+        }
         retractions.withLockedValue { $0[job.retraction.id] = nil }
     }
 
