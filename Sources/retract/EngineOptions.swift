@@ -28,13 +28,10 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The first retry's delay cap in milliseconds; it doubles per attempt, up to 30 s (default 250).", valueName: "MS"))
     var retryBaseDelay: Int?
 
-    @Option(help: ArgumentHelp("Seconds a claimed work item stays this process's without news; another process takes it over after that (default 60).", valueName: "SECONDS"))
-    var lease: Int?
-
     @Flag(help: "Log what the engine does (info level) to stderr.")
     var verbose = false
 
-    func settings() throws(RetractError) -> EngineSettings {
+    func settings(lease: Int? = nil) throws(RetractError) -> EngineSettings {
         var settings = EngineSettings()
         if let window { settings.window = window }
         if let lease { settings.lease = .seconds(lease) }
@@ -81,9 +78,10 @@ struct EngineOptions: ParsableArguments {
     /// Runs `body` with an engine on the database, closing its APNs connections afterwards.
     func withEngine<Result: Sendable>(
         _ database: DatabaseOptions,
+        lease: Int? = nil,
         _ body: (RetractEngine) async throws -> Result
     ) async throws -> Result {
-        let settings = try settings()
+        let settings = try settings(lease: lease)
         let transports = APNsTransports(settings: try apnsSettings(), logger: logger)
         let logger = logger
         return try await database.withStore { store in

@@ -45,6 +45,12 @@ struct NotificationCommand: AsyncParsableCommand {
     @Option(help: "Makes a repeated command resume the first retraction instead of starting another.")
     var idempotencyKey: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a claimed work item stays this process's without news; another process takes it over after that (default 60).",
+            valueName: "SECONDS"))
+    var lease: Int?
+
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -54,7 +60,7 @@ struct NotificationCommand: AsyncParsableCommand {
         let account: RetractionAccount
         do {
             guard !references.isEmpty else { throw RetractError(.invalidInput, "give at least one reference") }
-            account = try await engine.withEngine(database) { engine in
+            account = try await engine.withEngine(database, lease: lease) { engine in
                 let app = try await engine.app(named: app)
                 // A key that cannot be read stops the command before anything is written.
                 if !dryRun { _ = try engine.transports.transport(for: app) }
