@@ -11,7 +11,7 @@ struct NotificationCommand: AsyncParsableCommand {
         commandName: "notification",
         abstract: "Take back a notification from every device that received it.",
         discussion: """
-            Finds every device the references were recorded for and sends each one silent \
+            Finds every device the references were recorded for and sends each one a silent \
             background push carrying all of its references, then waits until every device is \
             reached, found dead, or given up on, showing progress on stderr; the final account \
             goes to stdout. Interrupted, the retraction stays queued: `retract notification` with \
