@@ -48,11 +48,27 @@ public final class RetractStore: Sendable {
         poolLogger.logLevel = max(logger.logLevel, .error)
         let client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
         let store = RetractStore(client: client, retention: retention, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            return try await body(store)
+        let running = Task { await client.run() }
+        do {
+            let result = try await body(store)
+            await stop(running, logger: logger)
+            return result
+        } catch {
+            await stop(running, logger: logger)
+            throw error
         }
+    }
+
+    /// Cancels the pool's `run()` and waits for it, but not forever: once, in
+    /// a long test run, a pool whose connections the server had cut never
+    /// returned from `run()` and the process hung idle. The pool is left to
+    /// finish on its own then; its connections are gone anyway.
+    private static func stop(_ running: Task<Void, Never>, logger: Logger) async {
+        running.cancel()
+        let returned = await firstOf(
+            { await running.value; return true },
+            { try? await Task.sleep(for: .seconds(10)); return false })
+        if !returned { logger.warning("the database pool did not shut down within 10 s; leaving it") }
     }
 
     /// Opens and closes one connection to `url`. A pool keeps trying an
@@ -127,5 +143,28 @@ extension PostgresConnection {
     /// chained `.values(of:)` or `.decode` picks the async form.
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
         try await self.query(query, logger: logger)
+    }
+}
+
+/// The result of whichever of two operations ends first; the other is
+/// cancelled and left to end on its own (it is not awaited).
+func firstOf<Value: Sendable>(
+    _ first: @escaping @Sendable () async -> Value,
+    _ second: @escaping @Sendable () async -> Value
+) async -> Value {
+    let resumed = NIOLockedValueBox(false)
+    let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
+    return await withCheckedContinuation { continuation in
+        let finish: @Sendable (Value) -> Void = { value in
+            let isFirst = resumed.withLockedValue { resumed in
+                defer { resumed = true }
+                return !resumed
+            }
+            guard isFirst else { return }
+            continuation.resume(returning: value)
+            for task in tasks.withLockedValue({ $0 }) { task.cancel() }
+        }
+        let started = [Task { finish(await first()) }, Task { finish(await second()) }]
+        tasks.withLockedValue { $0 = started }
     }
 }

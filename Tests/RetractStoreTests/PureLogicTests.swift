@@ -93,6 +93,19 @@ struct PureLogicTests {
     }
 }
 
+@Suite("Waiting for the first of two")
+struct FirstOfTests {
+    @Test func theQuickerOperationWinsAndTheSlowerIsNotAwaited() async {
+        let clock = ContinuousClock()
+        let started = clock.now
+        // As when the pool's run() never returns after cancellation: the deadline wins.
+        let value = await firstOf({ try? await Task.sleep(for: .seconds(3600)); return "never" }, { "deadline" })
+        #expect(value == "deadline")
+        #expect(clock.now - started < .seconds(60))
+        #expect(await firstOf({ "first" }, { try? await Task.sleep(for: .seconds(3600)); return "late" }) == "first")
+    }
+}
+
 @Suite("Merging a page")
 struct DevicePageMergingTests {
     private func token(_ byte: UInt8) -> DeviceToken { DeviceToken(bytes: [byte]) }
