@@ -231,7 +231,7 @@ extension RetractStore {
         try await connection.query(
             """
             INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error)
-            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), now() + n * interval '1 millisecond', a, e
+            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), clock_timestamp() + n * interval '1 millisecond', a, e
             FROM unnest(\(retractionIDs)::uuid[], \(tokens)::bytea[], \(refs)::text[], \(delays)::bigint[],
                         \(attempts)::integer[], \(errors)::text[]) AS u (r, t, f, n, a, e)
             """,

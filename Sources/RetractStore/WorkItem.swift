@@ -25,7 +25,8 @@ public struct ClaimedWorkItem: Hashable, Sendable {
 public struct PushRetry: Hashable, Sendable {
     public var device: DeviceReferences
     /// How long after the item is finished the retry is due, by the
-    /// database's clock: workers on machines whose clocks disagree agree on it.
+    /// database's clock (`clock_timestamp()` when the retry is written):
+    /// workers on machines whose clocks disagree agree on it.
     public var delay: Duration
     /// Attempts made so far; the next claim counts one more.
     public var attempts: Int

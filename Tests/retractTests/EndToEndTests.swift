@@ -162,14 +162,14 @@ struct EndToEndTests {
     }
 
     @Test func aWorkerKilledMidwayIsFinishedByTheNextWithNoDeviceMissed() async throws {
-        // Slow answers, a narrow window: the first process is still sending when it is killed.
-        try await Self.withStage(faults: SimulatorFaults(latency: .milliseconds(30))) { stage in
+        // Slow answers, a narrow window: the first process needs about 15 s, and is killed after 300 devices.
+        try await Self.withStage(faults: SimulatorFaults(latency: .milliseconds(50))) { stage in
             try stage.addApp("crash")
             let devices = TestTokens.tokens(0..<3000)
             try stage.record("oops", app: "crash", tokens: devices)
-            let arguments = ["notification", "oops", "--app", "crash", "--idempotency-key", "pull-oops", "--lease", "2", "--window", "40"]
+            let arguments = ["notification", "oops", "--app", "crash", "--idempotency-key", "pull-oops", "--lease", "2"]
 
-            let first = try stage.start(arguments)
+            let first = try stage.start(arguments + ["--window", "10"])
             let deadline = Date().addingTimeInterval(60)
             var sent = 0
             while sent < 300, Date() < deadline {
@@ -183,7 +183,7 @@ struct EndToEndTests {
             #expect(reachedBeforeKill < 3000, "the first process finished before it could be killed")
 
             // The same command again resumes the same retraction once the dead process's leases lapse.
-            let second = try stage.retract(arguments + ["--json"])
+            let second = try stage.retract(arguments + ["--window", "200", "--json"])
             #expect(second.status == 0, "\(second.stderr)")
             let account = try Self.account(second)
             #expect(account.state == "done")
