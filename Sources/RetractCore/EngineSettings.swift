@@ -1,8 +1,9 @@
 /// How hard and in what steps the engine works.
 public struct EngineSettings: Sendable, Hashable {
     /// Pushes in flight at once in one process, across everything it sends.
-    /// The default keeps two HTTP/2 connections busy without queueing past
-    /// APNs's stream limit.
+    /// The default is 200 streams on each of the default two HTTP/2
+    /// connections; APNs often grants 1,000 per connection, and a lower
+    /// limit only makes the rest wait in the client.
     public var window: Int
     /// Devices read from the ledger per work item. A worker killed mid-item
     /// makes its successor send that item's devices again, so at most

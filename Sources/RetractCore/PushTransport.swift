@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import RetractKit
 
 /// One push to one device, as the engine hands it to a transport.
@@ -12,10 +13,11 @@ public struct OutgoingPush: Sendable, Hashable {
     }
 
     public var token: DeviceToken
-    public var body: Data
+    /// Shared, not copied, by every push with the same body.
+    public var body: ByteBuffer
     public var kind: Kind
 
-    public init(token: DeviceToken, body: Data, kind: Kind) {
+    public init(token: DeviceToken, body: ByteBuffer, kind: Kind) {
         self.token = token
         self.body = body
         self.kind = kind

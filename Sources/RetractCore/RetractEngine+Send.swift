@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import RetractKit
 import RetractStore
 
@@ -49,13 +50,14 @@ extension RetractEngine {
     ) async throws(RetractError) -> SendReport {
         if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "reference \"\(reference)\": \(problem)") }
         guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token") }
-        let body: Data
+        let built: Data
         do {
-            body = try PayloadBuilder(dialect: app.dialect).originalPayload(payload, reference: reference)
+            built = try PayloadBuilder(dialect: app.dialect).originalPayload(payload, reference: reference)
         } catch {
             throw RetractError(.invalidInput, "payload: \(error)")
         }
-        let visible = try Self.isVisible(body)
+        let visible = try Self.isVisible(built)
+        let body = ByteBuffer(bytes: built)
         let collapse: String?
         switch collapseID {
         case .reference: collapse = reference.rawValue

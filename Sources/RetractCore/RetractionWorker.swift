@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import RetractKit
 import RetractStore
 
@@ -291,15 +292,15 @@ public final class RetractionWorker: Sendable {
 /// share one list, so most pushes reuse one body.
 private struct BodyCache {
     let builder: PayloadBuilder
-    private var cache: [[ReferenceID]: [Data]] = [:]
+    private var cache: [[ReferenceID]: [ByteBuffer]] = [:]
 
     init(builder: PayloadBuilder) {
         self.builder = builder
     }
 
-    mutating func bodies(for references: [ReferenceID]) throws -> [Data] {
+    mutating func bodies(for references: [ReferenceID]) throws -> [ByteBuffer] {
         if let cached = cache[references] { return cached }
-        let made = try builder.retractionBodies(for: references)
+        let made = try builder.retractionBodies(for: references).map { ByteBuffer(bytes: $0) }
         if cache.count < 1024 { cache[references] = made }
         return made
     }

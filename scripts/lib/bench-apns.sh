@@ -130,7 +130,8 @@ h2load_rate() {
     grep -q " 0 failed, 0 errored" "$work/h2load.out" || { cat "$work/h2load.out" >&2; return 1; }
     sed -n 's/^finished in .*, \([0-9.]*\) req\/s.*/\1/p' "$work/h2load.out" | cut -d. -f1
 }
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# shellcheck source=bench-common.sh
+source scripts/lib/bench-common.sh
 
 echo "pushes=$pushes connections=$connections streams=$streams (release build, $(nproc) cores)"
 columns=(h2load/h2o client/h2o global/h2o client/sim)

@@ -22,27 +22,17 @@ done
 swift build -c release --product retract-bench >&2
 bin=$(swift build -c release --show-bin-path)
 
-if [ -z "${DATABASE_URL:-}" ]; then
-    # shellcheck source=throwaway-postgres.sh
-    source scripts/lib/throwaway-postgres.sh
-    start_throwaway_postgres
-    server=$RETRACT_TEST_DATABASE_URL
-else
-    server=$DATABASE_URL
-fi
-database="retract_bench_$$"
-psql "$server" -Xqc "CREATE DATABASE $database"
-url="${server%/*}/$database?sslmode=disable"
+# shellcheck source=bench-common.sh
+source scripts/lib/bench-common.sh
+open_bench_database retract_bench
 work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-ledger.XXXXXX")
 chmod 755 "$work"
 cleanup_bench() {
     rm -rf "$work"
-    psql "$server" -Xqc "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
+    drop_bench_database
 }
-trap 'cleanup_bench; stop_throwaway_postgres 2>/dev/null || true' EXIT
+trap cleanup_bench EXIT
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])[sys.argv[2]], 2))" "$1" "$2"; }
 
 echo "rows=$rows batch=$batch (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
 printf '%-7s%14s%14s%8s\n' run store/s copy/s ratio

@@ -26,26 +26,18 @@ swift build -c release --product retract-bench >&2
 swift build -c release --product retract >&2
 bin=$(swift build -c release --show-bin-path)
 
-if [ -z "${DATABASE_URL:-}" ]; then
-    # shellcheck source=throwaway-postgres.sh
-    source scripts/lib/throwaway-postgres.sh
-    start_throwaway_postgres
-    server=$RETRACT_TEST_DATABASE_URL
-else
-    server=$DATABASE_URL
-fi
-database="retract_bench_retract_$$"
-psql "$server" -Xqc "CREATE DATABASE $database"
-url="${server%/*}/$database?sslmode=disable"
+# shellcheck source=bench-common.sh
+source scripts/lib/bench-common.sh
+open_bench_database retract_bench_retract
 work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-retract.XXXXXX")
 simulator_pid=
 cleanup_bench() {
     [ -n "$simulator_pid" ] && kill "$simulator_pid" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$work"
-    psql "$server" -Xqc "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
+    drop_bench_database
 }
-trap 'cleanup_bench; stop_throwaway_postgres 2>/dev/null || true' EXIT
+trap cleanup_bench EXIT
 
 "$bin/retract-bench" certs --out "$work" >/dev/null
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
@@ -57,8 +49,6 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])[sys.argv[2]], 2))" "$1" "$2"; }
 
 echo "devices=$devices ${extra[*]} (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
 printf '%-7s%14s%14s%8s\n' run engine/s client/s ratio
