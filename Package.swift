@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "RetractStore", targets: ["RetractStore"]),
         .library(name: "RetractCore", targets: ["RetractCore"]),
+        .library(name: "RetractServer", targets: ["RetractServer"]),
         .executable(name: "retract", targets: ["retract"]),
         .executable(name: "retract-bench", targets: ["retract-bench"]),
     ],
@@ -26,6 +27,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Without swift-configuration support (its default trait): the server reads its settings in one place of its own.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Foundation only: no package dependency may be added here.
@@ -91,7 +97,28 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
+        ),
+        .target(
+            name: "RetractServer",
+            dependencies: [
+                "RetractKit",
+                "RetractStore",
+                "RetractCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            // `openapi.yaml` links to docs/openapi.yaml, served at /openapi.yaml.
+            resources: [.embedInCode("openapi.yaml")]
         ),
         .executableTarget(
             name: "retract",
@@ -101,9 +128,13 @@ let package = Package(
                 "APNsSimulator",
                 "RetractStore",
                 "RetractCore",
+                "RetractServer",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
@@ -172,6 +203,23 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            // The HTTP API over real sockets, against a real ledger and the simulator.
+            name: "RetractServerTests",
+            dependencies: [
+                "RetractServer",
+                "RetractCore",
+                "RetractStore",
+                "RetractKit",
+                "RetractTestSupport",
+                "APNsSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -87,6 +87,7 @@ extension RetractEngine {
             let outcomes = await sendWithRetries(live.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
             var dead: [DeadToken] = []
             for (token, outcome) in zip(live, outcomes) {
+                metrics.count(1, .original, outcome: outcome)
                 switch outcome {
                 case .accepted: report.accepted += 1
                 case .tokenDead(let since, let reason): dead.append(DeadToken(token: token, since: since, reason: reason))
@@ -141,7 +142,8 @@ extension RetractEngine {
         }
         if ["alert", "sound", "badge"].contains(where: { aps[$0] != nil }) { return true }
         guard (aps["content-available"] as? NSNumber)?.intValue == 1 else {
-            throw RetractError(.invalidInput, "payload: \"aps\" has neither alert, sound, badge nor content-available: 1; APNs would show nothing")
+            throw RetractError(
+                .invalidInput, "payload: \"aps\" has neither alert, sound, badge nor content-available: 1; APNs would show nothing")
         }
         return false
     }

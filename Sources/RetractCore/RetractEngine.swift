@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import RetractKit
 import RetractStore
 
@@ -11,18 +12,23 @@ public final class RetractEngine: Sendable {
     public let settings: EngineSettings
     let window: PushWindow
     let logger: Logger
+    let metrics: EngineMetrics
 
+    /// - Parameter metricsFactory: where push outcomes and retraction
+    ///   durations are counted (`retract serve` gives its Prometheus registry's).
     public init(
         store: RetractStore,
         transports: any TransportProvider,
         settings: EngineSettings = EngineSettings(),
-        logger: Logger = Logger(label: "retract.engine")
+        logger: Logger = Logger(label: "retract.engine"),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         precondition(settings.problem == nil, settings.problem ?? "")
         self.store = store
         self.transports = transports
         self.settings = settings
         self.logger = logger
+        metrics = EngineMetrics(factory: metricsFactory)
         window = PushWindow(size: settings.window)
     }
 

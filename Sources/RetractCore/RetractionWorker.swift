@@ -20,6 +20,8 @@ public final class RetractionWorker: Sendable {
     private let retractions = NIOLockedValueBox<[UUID: Job]>([:])
     /// Retractions this worker stopped: lanes still sending for them stop too.
     private let stopped = NIOLockedValueBox<Set<UUID>>([])
+    /// Set by ``stopClaiming()``: lanes finish their item and claim no more.
+    private let draining = NIOLockedValueBox(false)
 
     /// What a work item needs to know of its retraction.
     private struct Job: Sendable {
@@ -41,16 +43,19 @@ public final class RetractionWorker: Sendable {
     private var settings: EngineSettings { engine.settings }
     private var logger: Logger { engine.logger }
 
-    /// Works on the whole queue until the task is cancelled. Database errors
+    /// Works on the whole queue until ``stopClaiming()`` has been called and
+    /// the items in hand are finished, or until the task is cancelled; items
+    /// in hand then go back to the queue for another worker. Database errors
     /// are logged and waited out.
     public func run() async {
         await withTaskGroup(of: Void.self) { lanes in
             for _ in 0..<settings.lanes {
                 lanes.addTask {
-                    while !Task.isCancelled {
+                    while !Task.isCancelled && !self.isDraining {
                         do {
                             try await self.lane(only: nil)
                         } catch {
+                            if Task.isCancelled { break }
                             self.logger.warning("worker lane stopped by the database; starting again", metadata: ["error": "\(error)"])
                             try? await Task.sleep(for: .seconds(1))
                         }
@@ -81,10 +86,19 @@ public final class RetractionWorker: Sendable {
         }
     }
 
+    /// Lets the lanes finish the items they hold, and claim no more: the
+    /// first step of a graceful stop.
+    public func stopClaiming() {
+        draining.withLockedValue { $0 = true }
+        logger.info("worker draining: finishing the items in hand, claiming no more", metadata: ["worker": "\(name)"])
+    }
+
+    private var isDraining: Bool { draining.withLockedValue { $0 } }
+
     /// Claims and works one item at a time. With `only`, returns once those
     /// retractions are finished.
     private func lane(only ids: [UUID]?) async throws(StoreError) {
-        while !Task.isCancelled {
+        while !Task.isCancelled && !isDraining {
             let claimed = try await store.claimWork(worker: name, limit: 1, lease: settings.lease, retractions: ids)
             guard let item = claimed.first else {
                 if let ids, try await allFinished(ids) { return }
@@ -106,7 +120,9 @@ public final class RetractionWorker: Sendable {
     /// Runs `body` while a side task moves the item's lease on every third
     /// of it. If the claim is lost (the lease lapsed, another worker has the
     /// item), `body` is cancelled: its outcome could not be recorded anyway.
-    private func keepingLease(of item: ClaimedWorkItem, _ body: @escaping @Sendable () async throws(StoreError) -> Void) async throws(StoreError) {
+    private func keepingLease(
+        of item: ClaimedWorkItem, _ body: @escaping @Sendable () async throws(StoreError) -> Void
+    ) async throws(StoreError) {
         let lease = settings.lease
         let store = store
         do {
@@ -123,13 +139,22 @@ public final class RetractionWorker: Sendable {
                 defer { group.cancelAll() }
                 try await group.next()
             }
-        } catch let error as StoreError {
-            throw error
         } catch is LeaseLost {
             logger.warning("work item taken over by another worker; dropped here", metadata: ["item": "\(item.id)"])
+            return
+        } catch let error as StoreError where !Task.isCancelled {
+            throw error
         } catch {
-            // Cancellation: the worker is stopping; the item comes back when its lease ends.
+            // Cancellation, or a database error it caused: below.
         }
+        guard Task.isCancelled else { return }
+        // The worker is stopping. The item goes back to the queue now rather
+        // than when its lease ends, so another worker takes it at once; its
+        // devices sent so far may get a second push. (If the item was finished
+        // just before, there is nothing left to release.) A task of its own, as
+        // this one is cancelled and its queries would be too.
+        let released = await Task { try? await store.release(item, notBefore: Date(), error: "released by a stopping worker") }.value
+        logger.info("work item released by a stopping worker", metadata: ["item": "\(item.id)", "released": "\(released ?? false)"])
     }
 
     private struct LeaseLost: Error {}
@@ -169,14 +194,18 @@ public final class RetractionWorker: Sendable {
                 tally = await send([device], job: job, transport: transport, attempt: item.attempts, isRetry: true)
             }
         }
+        // Cancelled mid-send, the tally lacks the devices not reached: finishing
+        // would drop them. The item is released instead (keepingLease).
+        guard !Task.isCancelled else { return }
         // What was sent before a refusal still counts; the retraction stops in the same transaction.
         let stopReason = tally.refusal.map { "APNs refused the app's credentials (\($0)); fix them, then retract again" }
         if let stopReason { stop(job, because: stopReason) }
-        try await store.finish([
+        let finished = try await store.finishReporting([
             WorkResult(
                 item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures,
                 stopReason: stopReason)
         ])
+        for duration in finished.completed.values { engine.metrics.retractionCompleted(after: duration) }
     }
 
     private func job(for id: UUID) async throws(StoreError) -> Job? {
@@ -257,7 +286,9 @@ public final class RetractionWorker: Sendable {
                 if Task.isCancelled { break }
                 let pushes: [OutgoingPush]
                 do {
-                    pushes = try bodies.bodies(for: device.references).map { OutgoingPush(token: device.token, body: $0, kind: .retraction) }
+                    pushes = try bodies.bodies(for: device.references).map {
+                        OutgoingPush(token: device.token, body: $0, kind: .retraction)
+                    }
                 } catch {
                     tally.add(.failed(reason: "payload: \(error)"), for: device, attempt: attempt, isRetry: isRetry)
                     continue
@@ -282,6 +313,7 @@ public final class RetractionWorker: Sendable {
             }
             for await (device, outcome) in group {
                 tally.add(outcome, for: device, attempt: attempt, isRetry: isRetry)
+                engine.metrics.count(1, .retraction, outcome: outcome)
             }
         }
         return tally

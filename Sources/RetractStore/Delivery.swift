@@ -23,7 +23,10 @@ public struct Delivery: Hashable, Sendable {
         if length == 0 || length > maximumReferenceLength {
             return "\(length) bytes; a reference has 1 to \(maximumReferenceLength)"
         }
-        if reference.rawValue.utf8.contains(0) { return "a reference cannot hold the NUL character" }
+        // Control characters have no place in an id, and would break log lines and the CLI's output.
+        if let control = reference.rawValue.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            return "a reference cannot hold control characters (U+\(String(format: "%04X", control.value)))"
+        }
         return nil
     }
 

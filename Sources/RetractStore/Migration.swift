@@ -25,5 +25,6 @@ public struct Migration: Hashable, Sendable {
         Migration(
             version: 2, name: "0002_retraction_failures.sql",
             sql: String(decoding: PackageResources._002_retraction_failures_sql, as: UTF8.self)),
+        Migration(version: 3, name: "0003_http_api.sql", sql: String(decoding: PackageResources._003_http_api_sql, as: UTF8.self)),
     ]
 }

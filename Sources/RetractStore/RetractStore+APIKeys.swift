@@ -60,7 +60,10 @@ extension RetractStore {
                     try await Self.audit(
                         AuditEntry(
                             actor: key.createdBy, action: "key.created", subject: key.id.uuidString.lowercased(),
-                            details: ["name": key.name, "scopes": scopes.joined(separator: ","), "apps": apps.map(String.init).joined(separator: ",")]),
+                            details: [
+                                "name": key.name, "scopes": scopes.joined(separator: ","),
+                                "apps": apps.map(String.init).joined(separator: ","),
+                            ]),
                         on: connection, logger: logger)
                 }
             }
@@ -73,25 +76,42 @@ extension RetractStore {
     public func apiKey(hash: [UInt8]) async throws(StoreError) -> APIKeyRecord? {
         let buffer = ByteBuffer(bytes: hash)
         return try await perform("reading an API key", idempotent: true) {
-            let rows = try await client.query(
-                """
-                SELECT k.id, k.name, k.scopes, k.created_by, k.created_at, k.revoked_at,
-                       coalesce(array_agg(a.app_id) FILTER (WHERE a.app_id IS NOT NULL), '{}')
-                FROM api_keys k LEFT JOIN api_key_apps a ON a.key_id = k.id
-                WHERE k.key_hash = \(buffer)
-                GROUP BY k.id
-                """,
-                logger: logger
-            )
-            for try await (id, name, scopes, createdBy, createdAt, revokedAt, apps) in rows.decode(
-                (UUID, String, [String], String, Date, Date?, [Int64]).self)
-            {
-                return APIKeyRecord(
-                    id: id, name: name, keyHash: hash, scopes: Set(scopes.compactMap(APIKeyRecord.Scope.init)), appIDs: Set(apps),
-                    createdBy: createdBy, createdAt: createdAt, revokedAt: revokedAt)
-            }
-            return nil
+            try await Self.apiKeys(from: client.query(Self.apiKeyQuery(where: "k.key_hash = \(buffer)"), logger: logger)).first
         }
+    }
+
+    /// Every key, revoked or not, oldest first.
+    public func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
+        try await perform("listing API keys", idempotent: true) {
+            try await Self.apiKeys(from: client.query(Self.apiKeyQuery(where: "true"), logger: logger))
+        }
+    }
+
+    private static func apiKeyQuery(where condition: PostgresQuery) -> PostgresQuery {
+        // The condition's binds come first, so its placeholders keep their numbers.
+        PostgresQuery(
+            unsafeSQL: """
+                SELECT k.id, k.name, k.key_hash, k.scopes, k.created_by, k.created_at, k.revoked_at,
+                       coalesce(array_agg(a.app_id ORDER BY a.app_id) FILTER (WHERE a.app_id IS NOT NULL), '{}')
+                FROM api_keys k LEFT JOIN api_key_apps a ON a.key_id = k.id
+                WHERE \(condition.sql)
+                GROUP BY k.id
+                ORDER BY k.created_at, k.id
+                """,
+            binds: condition.binds)
+    }
+
+    private static func apiKeys(from rows: PostgresRowSequence) async throws -> [APIKeyRecord] {
+        var keys: [APIKeyRecord] = []
+        for try await (id, name, hash, scopes, createdBy, createdAt, revokedAt, apps) in rows.decode(
+            (UUID, String, ByteBuffer, [String], String, Date, Date?, [Int64]).self)
+        {
+            keys.append(
+                APIKeyRecord(
+                    id: id, name: name, keyHash: Array(hash.readableBytesView), scopes: Set(scopes.compactMap(APIKeyRecord.Scope.init)),
+                    appIDs: Set(apps), createdBy: createdBy, createdAt: createdAt, revokedAt: revokedAt))
+        }
+        return keys
     }
 
     /// Revokes a key; it authenticates nothing from then on.

@@ -101,7 +101,9 @@ extension RetractStore {
             """
         let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) {
             var rows: [DevicePage.Row] = []
-            for try await (reference, token, deadSince) in try await client.query(query, logger: logger).decode((String, ByteBuffer, Date?).self) {
+            for try await (reference, token, deadSince) in try await client.query(query, logger: logger).decode(
+                (String, ByteBuffer, Date?).self)
+            {
                 rows.append((reference, DeviceToken(token), deadSince))
             }
             return rows
@@ -157,8 +159,8 @@ extension RetractStore {
     // MARK: - Checks before writing
 
     private func validate(_ deliveries: [Delivery], now: Date) throws(StoreError) {
-        let oldest = UTCDay(containing: now).adding(days: -(retention.days - 1)).start
-        let newest = now.addingTimeInterval(24 * 60 * 60)
+        let oldest = retention.oldestKept(now: now)
+        let newest = now.addingTimeInterval(Retention.furthestAhead)
         for (index, delivery) in deliveries.enumerated() {
             let field = "deliveries[\(index)]"
             if let problem = Delivery.problem(with: delivery.reference) {

@@ -21,6 +21,7 @@ extension RetractStore {
             _ = knownPartitions.withLockedValue { $0.remove(partition.name) }
             logger.info("dropped expired deliveries", metadata: ["partition": "\(partition.name)"])
         }
+        try await dropExpiredIdempotencyRecords()
         return expired.map(\.name)
     }
 

@@ -43,7 +43,8 @@ extension RetractStore {
                     itemKind = .page(after: after.map(DeviceToken.init), through: through.map(DeviceToken.init))
                 }
                 items.append(
-                    ClaimedWorkItem(id: id, retractionID: retractionID, kind: itemKind, attempts: attempts, claim: claim, leaseEnds: leaseEnds))
+                    ClaimedWorkItem(
+                        id: id, retractionID: retractionID, kind: itemKind, attempts: attempts, claim: claim, leaseEnds: leaseEnds))
             }
             return items.sorted { $0.id < $1.id }
         }
@@ -58,7 +59,13 @@ extension RetractStore {
     /// - Returns: the ids of the items that were still this worker's.
     @discardableResult
     public func finish(_ results: [WorkResult]) async throws(StoreError) -> Set<Int64> {
-        guard !results.isEmpty else { return [] }
+        try await finishReporting(results).held
+    }
+
+    /// ``finish(_:)``, also saying which retractions these items completed
+    /// (`done` now) and how long each took from being made.
+    public func finishReporting(_ results: [WorkResult]) async throws(StoreError) -> (held: Set<Int64>, completed: [UUID: Duration]) {
+        guard !results.isEmpty else { return ([], [:]) }
         let retractionIDs = Array(Set(results.map(\.item.retractionID))).sorted { $0.uuidString < $1.uuidString }
         let ids = results.map(\.item.id)
         let claims = results.map(\.item.claim)
@@ -114,15 +121,18 @@ extension RetractStore {
                 for (id, reason) in stops {
                     try await Self.fail(id, reason: reason, on: connection, logger: logger)
                 }
-                try await connection.query(
+                let done = try await connection.query(
                     """
                     UPDATE retractions r SET state = 'done', retrying = 0, finished_at = now(), updated_at = now()
                     WHERE r.id = ANY(\(retractionIDs)::uuid[]) AND r.state IN ('queued', 'sending')
                       AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.retraction_id = r.id)
+                    RETURNING r.id, (extract(epoch FROM r.finished_at - r.created_at) * 1000)::bigint
                     """,
                     logger: logger
                 )
-                return deleted
+                var completed: [UUID: Duration] = [:]
+                for try await (id, milliseconds) in done.decode((UUID, Int64).self) { completed[id] = .milliseconds(milliseconds) }
+                return (deleted, completed)
             }
         }
     }

@@ -66,8 +66,12 @@ public final class RetractStore: Sendable {
     private static func stop(_ running: Task<Void, Never>, logger: Logger) async {
         running.cancel()
         let returned = await firstOf(
-            { await running.value; return true },
-            { try? await Task.sleep(for: .seconds(10)); return false })
+            {
+                await running.value; return true
+            },
+            {
+                try? await Task.sleep(for: .seconds(10)); return false
+            })
         if !returned { logger.warning("the database pool did not shut down within 10 s; leaving it") }
     }
 
@@ -127,6 +131,15 @@ public struct Retention: Hashable, Sendable {
         self.days = days
         self.daysAhead = daysAhead
     }
+
+    /// The earliest send time a delivery recorded at `now` may have: the start
+    /// of the oldest day kept. An older one would be dropped at once.
+    public func oldestKept(now: Date = Date()) -> Date {
+        UTCDay(containing: now).adding(days: -(days - 1)).start
+    }
+
+    /// How far ahead of `now` a send time may be.
+    public static let furthestAhead: TimeInterval = 24 * 60 * 60
 }
 
 extension PostgresRowSequence {
@@ -148,7 +161,7 @@ extension PostgresConnection {
 
 /// The result of whichever of two operations ends first; the other is
 /// cancelled and left to end on its own (it is not awaited).
-func firstOf<Value: Sendable>(
+package func firstOf<Value: Sendable>(
     _ first: @escaping @Sendable () async -> Value,
     _ second: @escaping @Sendable () async -> Value
 ) async -> Value {

@@ -73,6 +73,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     var noInbox = false
 
     func run() async throws {
+        // Scripts read the port from the first line, often through a file.
+        lineBufferStandardOutput()
         var tokenKeys: [SimulatorTokenKey] = []
         var unregisteredTokens: [String: Date] = [:]
         do {

@@ -82,7 +82,8 @@ struct DeliveryTests {
                     DeadToken(token: Fixture.token(7), since: early, reason: "BadDeviceToken"),
                 ], appID: app.id)
             // Marking again later keeps the earliest time; earlier replaces it.
-            try await store.markDead([DeadToken(token: Fixture.token(7), since: early.addingTimeInterval(3600), reason: "Unregistered")], appID: app.id)
+            try await store.markDead(
+                [DeadToken(token: Fixture.token(7), since: early.addingTimeInterval(3600), reason: "Unregistered")], appID: app.id)
             try await store.markDead([DeadToken(token: Fixture.token(3), since: early, reason: "Unregistered")], appID: app.id)
 
             let page = try await store.devicePage(appID: app.id, references: ["msg"], limit: 100)
@@ -90,7 +91,9 @@ struct DeliveryTests {
             #expect(page.deadSkipped == 2)
             #expect(page.last == Fixture.token(9))
             #expect(try await store.countDevices(appID: app.id, references: ["msg"]) == 8)
-            #expect(try await store.deadToken(Fixture.token(7), appID: app.id) == DeadToken(token: Fixture.token(7), since: early, reason: "BadDeviceToken"))
+            #expect(
+                try await store.deadToken(Fixture.token(7), appID: app.id)
+                    == DeadToken(token: Fixture.token(7), since: early, reason: "BadDeviceToken"))
             #expect(try await store.deadToken(Fixture.token(3), appID: app.id)?.since == early)
             #expect(try await store.deadToken(Fixture.token(4), appID: app.id) == nil)
         }
@@ -100,7 +103,8 @@ struct DeliveryTests {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)
             try await store.record(Fixture.deliveries(app: app, reference: "msg", tokens: 0..<6))
-            try await store.markDead((0..<3).map { DeadToken(token: Fixture.token($0), since: Date(), reason: "Unregistered") }, appID: app.id)
+            try await store.markDead(
+                (0..<3).map { DeadToken(token: Fixture.token($0), since: Date(), reason: "Unregistered") }, appID: app.id)
             var pages: [DevicePage] = []
             for try await page in store.devices(appID: app.id, references: ["msg"], pageSize: 3) { pages.append(page) }
             #expect(pages.first?.devices.isEmpty == true)
@@ -109,11 +113,12 @@ struct DeliveryTests {
         }
     }
 
-    @Test(arguments: [
-        "'; DROP TABLE deliveries; --",
-        "msg' OR '1'='1",
-        "%", "_", "\\", "$1", "\"quoted\"", "line\nbreak", "emoji-🙂", "Ünïcødé", "a\u{0301}",
-    ] as [ReferenceID])
+    @Test(
+        arguments: [
+            "'; DROP TABLE deliveries; --",
+            "msg' OR '1'='1",
+            "%", "_", "\\", "$1", "\"quoted\"", "emoji-🙂", "Ünïcødé", "a\u{0301}",
+        ] as [ReferenceID])
     func injectionShapedReferencesAreStoredAndFoundLiterally(reference: ReferenceID) async throws {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)
@@ -135,7 +140,10 @@ struct DeliveryTests {
             cases.append((longReference, "deliveries[1].reference: 257 bytes"))
             var nul = good
             nul.reference = "a\u{0}b"
-            cases.append((nul, "deliveries[1].reference: a reference cannot hold the NUL character"))
+            cases.append((nul, "deliveries[1].reference: a reference cannot hold control characters (U+0000)"))
+            var newline = good
+            newline.reference = "line\nbreak"
+            cases.append((newline, "deliveries[1].reference: a reference cannot hold control characters (U+000A)"))
             var emptyToken = good
             emptyToken.token = DeviceToken(bytes: [])
             cases.append((emptyToken, "deliveries[1].token: 0 bytes"))
@@ -170,7 +178,8 @@ struct DeliveryTests {
             #expect(duplicate?.code == .uniqueViolation)
             let invalid = await #expect(throws: StoreError.self) {
                 try await store.registerApp(
-                    AppRegistration(name: "Shop!", topic: "com.example.shop", environment: .production, authentication: .certificate(path: "/c.p12")),
+                    AppRegistration(
+                        name: "Shop!", topic: "com.example.shop", environment: .production, authentication: .certificate(path: "/c.p12")),
                     actor: "tests")
             }
             #expect(invalid?.code == .invalidInput)

@@ -23,11 +23,11 @@ struct MigrateCommandTests {
         try await withScratchDatabase { url in
             let first = try RetractCLI.run(["migrate", "--database-url", "\(url.withPassword)"])
             #expect(first.status == 0, "\(first.stderr)")
-            #expect(first.stdout == "applied 0001_ledger.sql\napplied 0002_retraction_failures.sql\n")
+            #expect(first.stdout == "applied 0001_ledger.sql\napplied 0002_retraction_failures.sql\napplied 0003_http_api.sql\n")
             // DATABASE_URL when no flag is given.
             let second = try RetractCLI.run(["migrate"], environment: ["DATABASE_URL": url.withPassword])
             #expect(second.status == 0, "\(second.stderr)")
-            #expect(second.stdout == "the ledger is up to date (0002_retraction_failures.sql)\n")
+            #expect(second.stdout == "the ledger is up to date (0003_http_api.sql)\n")
         }
     }
 
@@ -36,13 +36,13 @@ struct MigrateCommandTests {
             #expect(try RetractCLI.run(["migrate", "--database-url", url.withPassword]).status == 0)
             try await RetractStore.withStore(url: url, maximumConnections: 1, logger: Self.logger) { store in
                 _ = try await store.client.query(
-                    "INSERT INTO retract_schema_migrations (version, name, checksum) VALUES (3, '0003_next.sql', '\\x00')",
+                    "INSERT INTO retract_schema_migrations (version, name, checksum) VALUES (99, '0099_next.sql', '\\x00')",
                     logger: Self.logger
                 ).collect()
             }
             let result = try RetractCLI.run(["migrate", "--database-url", url.withPassword])
             #expect(result.status == 5)
-            #expect(result.stderr.contains("0003_next.sql"))
+            #expect(result.stderr.contains("0099_next.sql"))
             #expect(result.stderr.split(separator: "\n").count == 1)
         }
     }

@@ -8,17 +8,18 @@ import Darwin
 
 /// A PostgreSQL cluster of its own in a temp folder, on a free port on
 /// 127.0.0.1, with trust auth and no durability: what `retract demo` uses
-/// when no DATABASE_URL is given. ``stop()`` removes it.
+/// when no DATABASE_URL is given, and what tests use for a database they
+/// stop and start again. ``stop()`` removes it.
 ///
 /// PostgreSQL refuses to run as root; as root, its tools run as the
 /// `postgres` system user.
-final class ThrowawayPostgres: @unchecked Sendable {
-    struct Problem: Error, CustomStringConvertible {
-        var description: String
+package final class ThrowawayPostgres: @unchecked Sendable {
+    package struct Problem: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    let directory: URL
-    let port: Int
+    package let directory: URL
+    package let port: Int
     private let binDirectory: String
     private let cleanup: SignalCleanup.Registration
     // @unchecked: `stopped` is only touched under `lock`.
@@ -26,7 +27,7 @@ final class ThrowawayPostgres: @unchecked Sendable {
     private var stopped = false
 
     /// `postgres://postgres@127.0.0.1:<port>/postgres`.
-    var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres?sslmode=disable" }
+    package var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres?sslmode=disable" }
 
     private init(directory: URL, port: Int, binDirectory: String, cleanup: SignalCleanup.Registration) {
         self.directory = directory
@@ -35,7 +36,7 @@ final class ThrowawayPostgres: @unchecked Sendable {
         self.cleanup = cleanup
     }
 
-    static func start() throws -> ThrowawayPostgres {
+    package static func start() throws -> ThrowawayPostgres {
         let bin = try binDirectory()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("retract-demo-postgres-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -50,12 +51,8 @@ final class ThrowawayPostgres: @unchecked Sendable {
             var lastError: (any Error)?
             for _ in 0..<3 {
                 let port = try freePort()
-                let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
                 do {
-                    try run(
-                        bin + "/pg_ctl",
-                        ["-D", data, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60", "-o", options, "start"],
-                        what: "pg_ctl start")
+                    try startServer(bin: bin, data: data, directory: directory, port: port)
                     return ThrowawayPostgres(directory: directory, port: port, binDirectory: bin, cleanup: cleanup)
                 } catch {
                     // Another process may have taken the port in between; a start that
@@ -72,8 +69,26 @@ final class ThrowawayPostgres: @unchecked Sendable {
         }
     }
 
+    private static func startServer(bin: String, data: String, directory: URL, port: Int) throws {
+        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        try run(
+            bin + "/pg_ctl", ["-D", data, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60", "-o", options, "start"],
+            what: "pg_ctl start")
+    }
+
+    /// Stops the server (a fast shutdown: connections are cut), keeping its
+    /// data: for tests of a database that goes away while Retract runs.
+    package func pause() throws {
+        try Self.run(binDirectory + "/pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"], what: "pg_ctl stop")
+    }
+
+    /// Starts a paused server again, on the same port with the same data.
+    package func resume() throws {
+        try Self.startServer(bin: binDirectory, data: directory.appendingPathComponent("data").path, directory: directory, port: port)
+    }
+
     /// Stops the server at once and removes its folder; later calls do nothing.
-    func stop() {
+    package func stop() {
         let first = lock.withLock {
             defer { stopped = true }
             return !stopped

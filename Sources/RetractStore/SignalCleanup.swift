@@ -6,10 +6,10 @@ import NIOConcurrencyHelpers
 /// throwaway PostgreSQL, a folder holding a key. On SIGINT or SIGTERM the
 /// registered actions run, newest first, and the process exits 128 + signal.
 // @unchecked: the dispatch sources are not Sendable; every access to them is under `state`'s lock.
-final class SignalCleanup: @unchecked Sendable {
-    static let shared = SignalCleanup()
+package final class SignalCleanup: @unchecked Sendable {
+    package static let shared = SignalCleanup()
 
-    struct Registration: Hashable, Sendable {
+    package struct Registration: Hashable, Sendable {
         fileprivate let id: Int
     }
 
@@ -22,7 +22,7 @@ final class SignalCleanup: @unchecked Sendable {
     private let state = NIOLockedValueBox(State())
 
     /// Starts handling SIGINT and SIGTERM; calling it again does nothing.
-    func install() {
+    package func install() {
         state.withLockedValue { state in
             guard state.sources.isEmpty else { return }
             for signalNumber in [SIGINT, SIGTERM] {
@@ -38,7 +38,7 @@ final class SignalCleanup: @unchecked Sendable {
         }
     }
 
-    func add(_ action: @escaping @Sendable () -> Void) -> Registration {
+    package func add(_ action: @escaping @Sendable () -> Void) -> Registration {
         state.withLockedValue { state in
             state.nextID += 1
             state.actions[state.nextID] = action
@@ -46,7 +46,7 @@ final class SignalCleanup: @unchecked Sendable {
         }
     }
 
-    func remove(_ registration: Registration) {
+    package func remove(_ registration: Registration) {
         _ = state.withLockedValue { $0.actions.removeValue(forKey: registration.id) }
     }
 

@@ -1,0 +1,56 @@
+import CoreMetrics
+import Metrics
+import NIOConcurrencyHelpers
+
+/// What the engine counts, through swift-metrics:
+/// `retract_pushes_total{kind,outcome}` and `retract_retraction_duration_seconds`.
+final class EngineMetrics: Sendable {
+    private let factory: any MetricsFactory
+    private let pushCounters = NIOLockedValueBox([String: Counter]())
+    private let retractionDuration: Timer
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        retractionDuration = Timer(label: "retract_retraction_duration_seconds", dimensions: [], factory: factory)
+    }
+
+    enum PushKind: String {
+        case retraction, original
+    }
+
+    /// Counts `count` pushes of `kind` that came to `outcome`.
+    func count(_ count: Int, _ kind: PushKind, outcome: PushOutcome) {
+        guard count > 0 else { return }
+        let name = Self.name(of: outcome)
+        let key = "\(kind.rawValue)/\(name)"
+        let counter = pushCounters.withLockedValue { counters in
+            if let existing = counters[key] { return existing }
+            let made = Counter(label: "retract_pushes_total", dimensions: [("kind", kind.rawValue), ("outcome", name)], factory: factory)
+            counters[key] = made
+            return made
+        }
+        counter.increment(by: count)
+    }
+
+    /// A retraction went from made to done in `duration`.
+    func retractionCompleted(after duration: Duration) {
+        retractionDuration.recordNanoseconds(max(duration.nanoseconds, 0))
+    }
+
+    static func name(of outcome: PushOutcome) -> String {
+        switch outcome {
+        case .accepted: "sent"
+        case .tokenDead: "dead"
+        case .retry: "retry"
+        case .failed: "failed"
+        case .authenticationFailed: "refused"
+        }
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

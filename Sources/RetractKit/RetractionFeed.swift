@@ -1,0 +1,137 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Catches up on retractions a device missed: iOS throttles background
+/// pushes and drops them for an app the user force-quit, so an app asks
+/// Retract at launch what was retracted for its token since it last asked,
+/// and removes those notifications with the same ``RetractionHandler``.
+///
+/// ```swift
+/// let feed = RetractionFeed(baseURL: URL(string: "https://retract.example.com")!, apiKey: clientKey)
+/// let result = try await feed.catchUp(token: DeviceToken(deviceTokenData), since: savedCursor, handler: handler)
+/// savedCursor = result.cursor
+/// ```
+///
+/// The key is a `client` scope key: it only reads which references were
+/// retracted for a token, so shipping it inside the app is what it is for.
+public struct RetractionFeed: Sendable {
+    /// One answer of `GET /v1/devices/{token}/retractions`.
+    public struct Page: Hashable, Sendable {
+        /// The references retracted in this page, of notifications this device received.
+        public var references: Set<ReferenceID>
+        /// Pass it as `since` next time.
+        public var cursor: String
+        public var hasMore: Bool
+    }
+
+    /// Why a page could not be read; the feed never throws anything else.
+    public struct FeedError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// The HTTP status, or nil when no answer came.
+        public var status: Int?
+        /// The problem's `type` from the server, such as `https://retract.dev/problems/unauthorized`.
+        public var type: String?
+        public var detail: String
+
+        public var description: String {
+            status.map { "HTTP \($0): \(detail)" } ?? detail
+        }
+    }
+
+    public let baseURL: URL
+    private let apiKey: String
+    private let app: String?
+    private let session: URLSession
+
+    /// - Parameter app: the app's name in Retract; needed only when the key is for several apps.
+    public init(baseURL: URL, apiKey: String, app: String? = nil, session: URLSession = .shared) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+        self.app = app
+        self.session = session
+    }
+
+    /// Reads the retractions after `cursor` (nil: from the start), one page.
+    public func page(for token: DeviceToken, since cursor: String?, limit: Int? = nil) async throws(FeedError) -> Page {
+        var components = URLComponents(
+            url: baseURL.appendingPathComponent("v1/devices/\(token.hex)/retractions"), resolvingAgainstBaseURL: false)
+        var query: [URLQueryItem] = []
+        if let cursor { query.append(URLQueryItem(name: "since", value: cursor)) }
+        if let app { query.append(URLQueryItem(name: "app", value: app)) }
+        if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
+        components?.queryItems = query.isEmpty ? nil : query
+        guard let url = components?.url else { throw FeedError(status: nil, type: nil, detail: "cannot make a URL from \(baseURL)") }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let (data, status) = try await fetch(request)
+        guard status == 200 else {
+            let problem = try? JSONDecoder().decode(Problem.self, from: data)
+            throw FeedError(status: status, type: problem?.type, detail: problem?.detail ?? "the server answered \(status)")
+        }
+        guard let answer = try? JSONDecoder().decode(Answer.self, from: data) else {
+            throw FeedError(status: status, type: nil, detail: "the answer is not a retraction feed page")
+        }
+        return Page(
+            references: Set(answer.retractions.flatMap { $0.references.map { ReferenceID($0) } }), cursor: answer.cursor,
+            hasMore: answer.hasMore)
+    }
+
+    /// Reads every page after `cursor` and removes what they name through
+    /// `handler`, in one pass over Notification Center.
+    ///
+    /// - Returns: what the handler did, and the cursor to keep for next time
+    ///   (`cursor` itself when nothing new came).
+    public func catchUp(
+        token: DeviceToken, since cursor: String?, handler: RetractionHandler
+    ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
+        var references: Set<ReferenceID> = []
+        var cursor = cursor
+        // A server that kept saying "more" would otherwise keep the app busy forever.
+        for _ in 0..<Self.maximumPages {
+            let page = try await page(for: token, since: cursor)
+            references.formUnion(page.references)
+            cursor = page.cursor
+            if !page.hasMore { break }
+        }
+        guard !references.isEmpty else { return (.noMatch, cursor) }
+        return (await handler.retract(references), cursor)
+    }
+
+    /// The most pages one ``catchUp(token:since:handler:)`` reads.
+    static let maximumPages = 100
+
+    private func fetch(_ request: URLRequest) async throws(FeedError) -> (Data, Int) {
+        let result: Result<(Data, Int), FeedError> = await withCheckedContinuation { continuation in
+            // The completion-handler form: async `data(for:)` needs iOS 15, RetractKit runs on 13.
+            let task = session.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: error.localizedDescription)))
+                } else if let response = response as? HTTPURLResponse {
+                    continuation.resume(returning: .success((data ?? Data(), response.statusCode)))
+                } else {
+                    continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: "no HTTP answer")))
+                }
+            }
+            task.resume()
+        }
+        return try result.get()
+    }
+
+    private struct Answer: Decodable {
+        struct Entry: Decodable {
+            var references: [String]
+        }
+
+        var retractions: [Entry]
+        var cursor: String
+        var hasMore: Bool
+    }
+
+    private struct Problem: Decodable {
+        var type: String?
+        var detail: String?
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import RetractCore
+import RetractKit
+import RetractStore
+
+// The request bodies the API takes and the answers it gives, as the
+// OpenAPI spec (docs/openapi.yaml) describes them.
+
+struct AppBody: Decodable {
+    var name: String
+    var topic: String
+    var environment: String
+    var endpoint: String?
+    var dialect: String?
+    var keyID: String?
+    var teamID: String?
+    var keyPath: String?
+    var certificatePath: String?
+}
+
+struct AppView: Encodable {
+    var id: Int64
+    var name: String
+    var topic: String
+    var environment: String
+    var endpoint: String?
+    var dialect: String
+    var auth: String
+    var keyID: String?
+    var teamID: String?
+    var keyPath: String?
+    var certificatePath: String?
+    var createdAt: Date
+
+    init(_ app: App) {
+        id = app.id
+        name = app.name
+        topic = app.topic
+        environment = app.environment.rawValue
+        endpoint = app.endpoint
+        dialect = app.dialect.rawValue
+        createdAt = app.createdAt
+        switch app.authentication {
+        case .token(let keyID, let teamID, let keyPath):
+            auth = "token"
+            self.keyID = keyID
+            self.teamID = teamID
+            self.keyPath = keyPath
+        case .certificate(let path):
+            auth = "certificate"
+            certificatePath = path
+        }
+    }
+}
+
+struct DeliveryBody: Decodable {
+    var app: String
+    var reference: String
+    var tokens: [String]
+    var sentAt: String?
+}
+
+struct RecordedView: Encodable {
+    var recorded: Int
+    var deliveries: Int
+}
+
+struct NotificationBody: Decodable {
+    var app: String
+    var reference: String
+    var tokens: [String]
+    /// Checked to be an object here; its bytes are read apart (see `payloadData`).
+    var payload: JSONObjectShape
+    var collapseID: String?
+}
+
+/// Decodes only to check that a value is a JSON object.
+struct JSONObjectShape: Decodable {
+    init(from decoder: any Decoder) throws {
+        _ = try decoder.container(keyedBy: AnyKey.self)
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
+
+struct SentView: Encodable {
+    var accepted: Int
+    var recorded: Int
+    var dead: [String]
+    var skippedDead: Int
+    var failed: Int
+    var failures: [String: Int]
+    var stoppedBecause: String?
+}
+
+struct RetractionBody: Decodable {
+    var app: String
+    var references: [String]
+    var reason: String?
+    var dryRun: Bool?
+}
+
+struct RetractionCreatedView: Encodable {
+    /// Lowercase, as the CLI prints ids.
+    var id: String
+    var app: String
+    var devices: Int
+    var state: String
+    var dryRun: Bool
+}
+
+struct RetractionView: Encodable {
+    var id: String
+    var app: String
+    var references: [String]
+    var reason: String?
+    var dryRun: Bool
+    var requestedBy: String
+    var state: String
+    var failure: String?
+    var total: Int
+    var sent: Int
+    var failed: Int
+    var unregistered: Int
+    var pending: Int
+    var failures: [String: Int]
+    var createdAt: Date
+    var startedAt: Date?
+    var finishedAt: Date?
+
+    init(_ status: RetractionStatus, app: String) {
+        let retraction = status.retraction
+        id = retraction.id.uuidString.lowercased()
+        self.app = app
+        references = retraction.references.map(\.rawValue)
+        reason = retraction.reason
+        dryRun = retraction.dryRun
+        requestedBy = retraction.requestedBy
+        state = retraction.state.rawValue
+        failure = retraction.failure
+        total = retraction.counts.total
+        sent = retraction.counts.sent
+        failed = retraction.counts.failed
+        unregistered = retraction.counts.dead
+        pending = retraction.counts.pending
+        failures = status.failures
+        createdAt = retraction.createdAt
+        startedAt = retraction.startedAt
+        finishedAt = retraction.finishedAt
+    }
+}
+
+struct DeviceFeedView: Encodable {
+    struct Entry: Encodable {
+        var id: String
+        var references: [String]
+        var retractedAt: Date
+    }
+
+    var retractions: [Entry]
+    var cursor: String
+    var hasMore: Bool
+}
+
+struct StatusView: Encodable {
+    var status: String
+}
+
+/// Field checks shared by the endpoints; each names the field it refuses.
+enum Validate {
+    static func reference(_ text: String, field: String) throws(APIProblem) -> ReferenceID {
+        let reference = ReferenceID(text)
+        if let problem = Delivery.problem(with: reference) { throw APIProblem.invalid(field, problem) }
+        return reference
+    }
+
+    static func tokens(_ texts: [String], field: String, limit: Int) throws(APIProblem) -> [DeviceToken] {
+        guard !texts.isEmpty else { throw APIProblem.invalid(field, "at least one device token") }
+        guard texts.count <= limit else { throw APIProblem.invalid(field, "\(texts.count) tokens; at most \(limit)") }
+        var tokens: [DeviceToken] = []
+        tokens.reserveCapacity(texts.count)
+        for (index, text) in texts.enumerated() {
+            tokens.append(try token(text, field: "\(field)[\(index)]"))
+        }
+        return tokens
+    }
+
+    static func token(_ text: String, field: String) throws(APIProblem) -> DeviceToken {
+        guard let token = DeviceToken(hex: text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
+            throw APIProblem.invalid(
+                field,
+                "\"\(text.prefix(80))\" is not a device token: hex digits, an even number of them, 1 to \(Delivery.maximumTokenLength) bytes"
+            )
+        }
+        return token
+    }
+
+    /// An RFC 3339 time, with or without fractional seconds.
+    static func date(_ text: String, field: String) throws(APIProblem) -> Date {
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions.insert(.withFractionalSeconds)
+        guard let date = plain.date(from: text) ?? fractional.date(from: text) else {
+            throw APIProblem.invalid(field, "\"\(text.prefix(80))\" is not an RFC 3339 time such as 2026-11-23T10:00:00Z")
+        }
+        return date
+    }
+
+    static func text(_ text: String, field: String, maximumLength: Int) throws(APIProblem) -> String {
+        guard text.count <= maximumLength else { throw APIProblem.invalid(field, "\(text.count) characters; at most \(maximumLength)") }
+        guard !text.unicodeScalars.contains(where: { $0.value == 0 }) else {
+            throw APIProblem.invalid(field, "the NUL character is not allowed")
+        }
+        return text
+    }
+}

@@ -1,0 +1,24 @@
+import Hummingbird
+import NIOConcurrencyHelpers
+
+/// The request context of the API: Hummingbird's, and notes the handlers
+/// leave for the request middleware's log line (which key asked).
+public struct APIContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    let notes = RequestNotes()
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+}
+
+/// Shared between the middleware and the handler of one request: the context
+/// itself is copied on the way in.
+final class RequestNotes: Sendable {
+    private let callerBox = NIOLockedValueBox<String?>(nil)
+
+    var caller: String? {
+        get { callerBox.withLockedValue { $0 } }
+        set { callerBox.withLockedValue { $0 = newValue } }
+    }
+}

@@ -1,0 +1,79 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import RetractStore
+
+/// The API key a request came with, once checked.
+struct Caller: Sendable {
+    var key: APIKeyRecord
+
+    /// Who did it, for the audit log and the logs: never the key itself.
+    var actor: String { "api-key:\(key.name) (\(key.id.uuidString.lowercased()))" }
+
+    /// An admin key holds every scope.
+    func require(_ scope: APIKeyRecord.Scope) throws(APIProblem) {
+        guard key.scopes.contains(scope) || key.scopes.contains(.admin) else {
+            let held = key.scopes.map(\.rawValue).sorted().joined(separator: ", ")
+            throw APIProblem(.forbidden, "this needs the \(scope.rawValue) scope; the key has \(held)")
+        }
+    }
+
+    /// Whether the key may touch the app; an admin key naming no app touches all.
+    func mayTouch(appID: Int64) -> Bool {
+        key.appIDs.isEmpty ? key.scopes.contains(.admin) : key.appIDs.contains(appID)
+    }
+
+    /// A key naming no app: it may register apps.
+    var isForAllApps: Bool { key.appIDs.isEmpty && key.scopes.contains(.admin) }
+}
+
+/// API keys: how they look, how they are made and how they are checked.
+public enum APIKeySecret {
+    /// `rk_` and 43 base64url characters: 256 random bits.
+    public static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return "rk_"
+            + Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// What the ledger keeps of a key.
+    public static func hash(_ key: String) -> [UInt8] {
+        Array(SHA256.hash(data: Data(key.utf8)))
+    }
+
+    /// Whether `text` has the shape of a key, checked before any lookup.
+    static func isWellFormed(_ text: String) -> Bool {
+        text.utf8.count == 46 && text.hasPrefix("rk_")
+            && text.utf8.dropFirst(3).allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+            }
+    }
+
+    /// Compares two hashes in time that does not depend on where they differ.
+    static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for index in lhs.indices { difference |= lhs[index] ^ rhs[index] }
+        return difference == 0
+    }
+
+    /// The key in an `Authorization: Bearer <key>` header.
+    static func bearer(in request: Request) throws(APIProblem) -> String {
+        let challenge: HTTPFields = [.wwwAuthenticate: #"Bearer realm="retract""#]
+        guard let header = request.headers[.authorization] else {
+            throw APIProblem(.unauthorized, "no Authorization header: send Authorization: Bearer <API key>", headers: challenge)
+        }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw APIProblem(.unauthorized, "the Authorization header is not \"Bearer <API key>\"", headers: challenge)
+        }
+        let key = parts[1].trimmingCharacters(in: .whitespaces)
+        guard isWellFormed(key) else {
+            throw APIProblem(.unauthorized, "the bearer token is not a Retract API key (rk_ and 43 characters)", headers: challenge)
+        }
+        return key
+    }
+}

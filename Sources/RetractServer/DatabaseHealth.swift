@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import Metrics
+import NIOConcurrencyHelpers
+import RetractStore
+
+/// Whether PostgreSQL answers, as the server last saw it: a ping every
+/// second, and every request that lost its connection. While it is down the
+/// API answers 503 at once instead of waiting on a pool that cannot connect.
+final class DatabaseHealth: Sendable {
+    private struct State {
+        var up = true
+        /// Requests waiting to hear that the database went down.
+        var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let gauge: Gauge
+    private let logger: Logger
+
+    init(metricsFactory: any MetricsFactory, logger: Logger) {
+        gauge = Gauge(label: "retract_database_up", dimensions: [], factory: metricsFactory)
+        gauge.record(1)
+        self.logger = logger
+    }
+
+    var isUp: Bool { state.withLockedValue { $0.up } }
+
+    func record(up isUp: Bool, detail: String? = nil) {
+        let (changed, waiters) = state.withLockedValue { state in
+            defer { state.up = isUp }
+            let waiters = isUp ? [] : Array(state.waiters.values)
+            if !isUp { state.waiters.removeAll() }
+            return (state.up != isUp, waiters)
+        }
+        for waiter in waiters { waiter.resume() }
+        gauge.record(isUp ? 1 : 0)
+        guard changed else { return }
+        if isUp {
+            logger.notice("the database answers again")
+        } else {
+            logger.error(
+                "the database is unavailable; the API answers 503 until it is back", metadata: ["error": "\(detail ?? "no answer")"])
+        }
+    }
+
+    /// Returns once the database is found down (at once if it is), or when cancelled.
+    func waitUntilDown() async {
+        let id = UUID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLockedValue { state in
+                    guard state.up, !Task.isCancelled else { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Runs `body` unless the database is known to be down; if it is found
+    /// down meanwhile, answers 503 at once. The body, waiting on a pool that
+    /// cannot connect, is cancelled and left to end on its own.
+    func whileUp<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        guard isUp else { throw APIProblem.databaseUnavailable("the database is unavailable; try again shortly") }
+        let outcome: Result<Value, any Error> = await firstOf(
+            {
+                do {
+                    return .success(try await body())
+                } catch {
+                    return .failure(error)
+                }
+            },
+            {
+                await self.waitUntilDown()
+                return .failure(APIProblem.databaseUnavailable("the database became unavailable during the request; try again shortly"))
+            })
+        return try outcome.get()
+    }
+
+    /// Pings once, waiting at most `timeout`.
+    func check(_ store: RetractStore, timeout: Duration = .seconds(2)) async {
+        let failure: String? = await firstOf(
+            { () async -> String? in
+                do {
+                    try await store.ping()
+                    return nil
+                } catch let error as StoreError {
+                    return error.message
+                } catch {
+                    return "\(error)"
+                }
+            },
+            { () async -> String? in
+                try? await Task.sleep(for: timeout)
+                return "no answer within \(timeout)"
+            })
+        record(up: failure == nil, detail: failure)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import NIOCore
+import RetractCore
+import RetractKit
+import RetractStore
+
+extension RetractAPI {
+    /// `POST /v1/apps`: registers an app; an admin key that names no app.
+    func createApp(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+        try caller.require(.admin)
+        guard caller.isForAllApps else { throw APIProblem(.forbidden, "registering apps needs an admin key that names no app") }
+        let given = try JSONBody.decode(AppBody.self, from: body)
+        guard let environment = App.Environment(rawValue: given.environment) else {
+            throw APIProblem.invalid("environment", "\"\(given.environment.prefix(40))\": sandbox or production")
+        }
+        var dialect = PayloadDialect.canonical
+        if let text = given.dialect {
+            guard let given = PayloadDialect(rawValue: text) else {
+                throw APIProblem.invalid("dialect", "\"\(text.prefix(40))\": canonical or legacy")
+            }
+            dialect = given
+        }
+        let authentication = try Self.authentication(given)
+        let registration = AppRegistration(
+            name: given.name, topic: given.topic, environment: environment, endpoint: given.endpoint, dialect: dialect,
+            authentication: authentication)
+        if let problem = registration.problem { throw APIProblem.invalid(Self.field(of: problem), problem) }
+        do {
+            try APNsTransports.checkCredentials(
+                authentication, app: given.name, passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
+        } catch {
+            throw APIProblem(.appCredentials, error.message, field: given.certificatePath == nil ? "keyPath" : "certificatePath")
+        }
+        let app: App
+        do {
+            app = try await store.registerApp(registration, actor: caller.actor)
+        } catch {
+            guard error.code == .uniqueViolation else { throw error }
+            throw APIProblem(.appExists, "an app named \"\(given.name)\" is registered already", field: "name")
+        }
+        return Answer(.created, AppView(app))
+    }
+
+    private static func authentication(_ given: AppBody) throws(APIProblem) -> App.Authentication {
+        if let certificatePath = given.certificatePath {
+            guard given.keyID == nil, given.teamID == nil, given.keyPath == nil else {
+                throw APIProblem.invalid("certificatePath", "give either certificatePath or keyID, teamID and keyPath, not both")
+            }
+            return .certificate(path: certificatePath)
+        }
+        for (field, value) in [("keyID", given.keyID), ("teamID", given.teamID), ("keyPath", given.keyPath)] where value == nil {
+            throw APIProblem.invalid(field, "missing: token auth takes keyID, teamID and keyPath (or give certificatePath)")
+        }
+        return .token(keyID: given.keyID ?? "", teamID: given.teamID ?? "", keyPath: given.keyPath ?? "")
+    }
+
+    /// The body field a registration problem is about (its message starts with the field's name).
+    private static func field(of problem: String) -> String {
+        let fields = [
+            ("name", "name"), ("topic", "topic"), ("endpoint", "endpoint"), ("key id", "keyID"), ("team id", "teamID"),
+            ("key path", "keyPath"), ("certificate path", "certificatePath"),
+        ]
+        return fields.first { problem.hasPrefix($0.0) }?.1 ?? "name"
+    }
+}

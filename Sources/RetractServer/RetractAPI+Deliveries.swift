@@ -1,0 +1,107 @@
+import Foundation
+import NIOCore
+import RetractCore
+import RetractKit
+import RetractStore
+
+extension RetractAPI {
+    /// The most deliveries one `POST /v1/deliveries` may carry, counting every token.
+    static let maximumDeliveriesPerRequest = 10_000
+    /// The most delivery objects in one array body.
+    static let maximumDeliveryObjects = 1000
+    /// The most devices one `POST /v1/notifications` sends to.
+    static let maximumSendTokens = 1000
+
+    /// `POST /v1/deliveries`: records what the caller sent itself. Every
+    /// object is checked first; then all are written in one statement, so a
+    /// refused request writes nothing.
+    func record(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+        try caller.require(.record)
+        let objects: [(DeliveryBody, prefix: String)]
+        if JSONBody.firstCharacter(of: body) == UInt8(ascii: "[") {
+            let array = try JSONBody.decode([DeliveryBody].self, from: body)
+            guard !array.isEmpty else { throw APIProblem(.invalidField, "the array holds no delivery") }
+            guard array.count <= Self.maximumDeliveryObjects else {
+                throw APIProblem(.invalidField, "\(array.count) delivery objects; at most \(Self.maximumDeliveryObjects)")
+            }
+            objects = array.enumerated().map { ($0.element, "[\($0.offset)].") }
+        } else {
+            objects = [(try JSONBody.decode(DeliveryBody.self, from: body), "")]
+        }
+        let total = objects.reduce(0) { $0 + $1.0.tokens.count }
+        guard total <= Self.maximumDeliveriesPerRequest else {
+            throw APIProblem(.invalidField, "\(total) tokens in all; at most \(Self.maximumDeliveriesPerRequest) per request")
+        }
+        let now = Date()
+        let oldest = store.retention.oldestKept(now: now)
+        var apps: [String: App] = [:]
+        var deliveries: [Delivery] = []
+        deliveries.reserveCapacity(total)
+        for (object, prefix) in objects {
+            let app: App
+            if let known = apps[object.app] {
+                app = known
+            } else {
+                app = try await self.app(named: object.app, for: caller, field: prefix + "app")
+                apps[object.app] = app
+            }
+            let reference = try Validate.reference(object.reference, field: prefix + "reference")
+            let tokens = try Validate.tokens(object.tokens, field: prefix + "tokens", limit: Self.maximumDeliveriesPerRequest)
+            var sentAt = now
+            if let text = object.sentAt { sentAt = try Validate.date(text, field: prefix + "sentAt") }
+            if sentAt < oldest {
+                throw APIProblem.invalid(
+                    prefix + "sentAt", "older than the \(store.retention.days)-day retention; it would be dropped at once")
+            }
+            if sentAt > now.addingTimeInterval(Retention.furthestAhead) {
+                throw APIProblem.invalid(prefix + "sentAt", "more than a day in the future")
+            }
+            deliveries += tokens.map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt) }
+        }
+        let recorded = try await store.record(deliveries, now: now)
+        return Answer(.created, RecordedView(recorded: recorded, deliveries: deliveries.count))
+    }
+
+    /// `POST /v1/notifications`: sends a notification with the reference
+    /// written into it, recording every device before it is sent to.
+    func send(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+        try caller.require(.send)
+        let given = try JSONBody.decode(NotificationBody.self, from: body)
+        let app = try await app(named: given.app, for: caller, field: "app")
+        let reference = try Validate.reference(given.reference, field: "reference")
+        let tokens = try Validate.tokens(given.tokens, field: "tokens", limit: Self.maximumSendTokens)
+        if let collapseID = given.collapseID, collapseID.isEmpty || collapseID.utf8.count > 64 {
+            throw APIProblem.invalid("collapseID", "\(collapseID.utf8.count) bytes; APNs takes 1 to 64")
+        }
+        let payload = try Self.payloadBytes(of: body)
+        // A key that cannot be read is refused before anything is written.
+        _ = try engine.transports.transport(for: app)
+        let report: SendReport
+        do {
+            report = try await engine.send(
+                app: app, reference: reference, tokens: tokens, payload: payload,
+                collapseID: given.collapseID.map { .custom($0) } ?? .reference)
+        } catch {
+            // The engine's checks left are the payload's (an aps object that shows nothing, a size over APNs's limit).
+            guard error.code == .invalidInput else { throw error }
+            throw APIProblem.invalid(error.message.hasPrefix("payload") ? "payload" : "reference", error.message)
+        }
+        return Answer(
+            .ok,
+            SentView(
+                accepted: report.accepted, recorded: report.recorded, dead: report.dead.map(\.token.hex), skippedDead: report.skippedDead,
+                failed: report.failed, failures: report.failures, stoppedBecause: report.stoppedBecause))
+    }
+
+    /// The bytes of the body's `payload` object.
+    private static func payloadBytes(of body: ByteBuffer) throws(APIProblem) -> Data {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+            let payload = object["payload"] as? [String: Any], JSONSerialization.isValidJSONObject(payload),
+            let data = try? JSONSerialization.data(withJSONObject: payload)
+        else {
+            throw APIProblem.invalid("payload", "a JSON object with an aps object")
+        }
+        guard payload["aps"] is [String: Any] else { throw APIProblem.invalid("payload.aps", "missing: the payload needs an aps object") }
+        return data
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import RetractCore
+import RetractKit
+import RetractStore
+
+extension RetractAPI {
+    /// The longest `reason` kept in the audit log.
+    static let maximumReasonLength = 1000
+    /// Retractions per page of a device's feed: the default and the most.
+    static let defaultFeedPage = 100
+    static let maximumFeedPage = 500
+
+    /// `POST /v1/retractions`: makes a retraction; the workers send its pushes.
+    func retract(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+        try caller.require(.retract)
+        let given = try JSONBody.decode(RetractionBody.self, from: body)
+        let app = try await app(named: given.app, for: caller, field: "app")
+        guard !given.references.isEmpty else { throw APIProblem.invalid("references", "at least one reference") }
+        guard given.references.count <= RetractionRequest.maximumReferences else {
+            throw APIProblem.invalid("references", "\(given.references.count) references; at most \(RetractionRequest.maximumReferences)")
+        }
+        var references: [ReferenceID] = []
+        for (index, text) in given.references.enumerated() {
+            references.append(try Validate.reference(text, field: "references[\(index)]"))
+        }
+        var reason: String?
+        if let text = given.reason { reason = try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength) }
+        let dryRun = given.dryRun ?? false
+        // Where this process sends, a key it cannot read is refused before anything is written.
+        if !dryRun && settings.mode.runsWorkers { _ = try engine.transports.transport(for: app) }
+        let (retraction, _) = try await engine.startRetraction(
+            app: app, references: references, requestedBy: caller.actor, reason: reason, dryRun: dryRun)
+        return Answer(
+            .accepted,
+            RetractionCreatedView(
+                id: retraction.id.uuidString.lowercased(), app: app.name, devices: retraction.counts.total,
+                state: retraction.state.rawValue, dryRun: retraction.dryRun),
+            headers: [.location: "/v1/retractions/\(retraction.id.uuidString.lowercased())"])
+    }
+
+    /// `GET /v1/retractions/{id}`: a retraction's state and counts.
+    func status(_ id: String, caller: Caller) async throws -> Answer {
+        try caller.require(.read)
+        let notFound = APIProblem(.notFound, "no retraction \(id.prefix(64)) for this API key")
+        guard let uuid = UUID(uuidString: id) else { throw notFound }
+        let status: RetractionStatus
+        do {
+            status = try await engine.status(of: uuid)
+        } catch {
+            guard error.code == .unknownRetraction else { throw error }
+            throw notFound
+        }
+        guard caller.mayTouch(appID: status.retraction.appID), let app = try await store.app(id: status.retraction.appID) else {
+            throw notFound
+        }
+        return Answer(.ok, RetractionView(status, app: app.name))
+    }
+
+    /// `GET /v1/devices/{token}/retractions`: what was retracted for one
+    /// device after a cursor, for the app to catch up at launch on pushes iOS
+    /// held back.
+    func deviceFeed(_ tokenText: String, query: Parameters, caller: Caller) async throws -> Answer {
+        try caller.require(.client)
+        let token = try Validate.token(tokenText, field: "token")
+        let app: App
+        if let name = query.get("app") {
+            app = try await self.app(named: name, for: caller, field: "app")
+        } else if caller.key.appIDs.count == 1, let only = caller.key.appIDs.first, let known = try await store.app(id: only) {
+            app = known
+        } else {
+            throw APIProblem.invalid("app", "missing: this API key is for several apps; name one with ?app=")
+        }
+        var limit = Self.defaultFeedPage
+        if let text = query.get("limit") {
+            guard let given = Int(text), (1...Self.maximumFeedPage).contains(given) else {
+                throw APIProblem.invalid("limit", "\"\(text.prefix(20))\": a number from 1 to \(Self.maximumFeedPage)")
+            }
+            limit = given
+        }
+        var cursor = DeviceFeedCursor.start
+        if let text = query.get("since") {
+            guard let given = DeviceFeedCursor(encoded: text) else {
+                throw APIProblem.invalid("since", "not a cursor this server gave; pass the cursor of the previous answer, or none")
+            }
+            cursor = given
+        }
+        let page = try await store.retractions(forDevice: token, appID: app.id, after: cursor, limit: limit)
+        return Answer(
+            .ok,
+            DeviceFeedView(
+                retractions: page.retractions.map {
+                    .init(id: $0.id.uuidString.lowercased(), references: $0.references.map(\.rawValue), retractedAt: $0.retractedAt)
+                },
+                cursor: page.cursor.encoded, hasMore: page.hasMore))
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import NIOCore
+import Prometheus
+import RetractCore
+import RetractStore
+import ServiceLifecycle
+import UnixSignals
+
+/// `retract serve`: the HTTP API and the fan-out workers over one engine,
+/// with graceful shutdown. Any number of servers can share one database.
+///
+/// A service of swift-service-lifecycle: run it in a `ServiceGroup` of your
+/// own, or with ``run(gracefulShutdownSignals:)`` as `retract serve` does.
+public struct RetractServer: Service {
+    public let engine: RetractEngine
+    public let settings: ServerSettings
+    /// The routes registered, for the spec test.
+    public let routes = RouteTable()
+    let registry: PrometheusCollectorRegistry
+    let logger: Logger
+    let onListening: @Sendable (Int) async -> Void
+
+    /// - Parameters:
+    ///   - registry: where `/metrics` reads from; the engine and the APNs
+    ///     clients should count into it too (`retract serve` bootstraps
+    ///     swift-metrics with it).
+    ///   - onListening: called with the port once the server accepts.
+    public init(
+        engine: RetractEngine, settings: ServerSettings, registry: PrometheusCollectorRegistry, logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
+        self.engine = engine
+        self.settings = settings
+        self.registry = registry
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    /// Runs until the surrounding service group shuts down gracefully, or the task is cancelled.
+    public func run() async throws {
+        try await run(gracefulShutdownSignals: [])
+    }
+
+    /// Runs until one of `gracefulShutdownSignals` arrives (or a graceful
+    /// shutdown of the surrounding service group), or the task is cancelled.
+    public func run(gracefulShutdownSignals: [UnixSignal]) async throws {
+        let factory = PrometheusMetricsFactory(registry: registry)
+        let health = DatabaseHealth(metricsFactory: factory, logger: logger)
+        let api = RetractAPI(engine: engine, settings: settings, health: health, routes: routes, registry: registry, logger: logger)
+        let router = Router(context: APIContext.self)
+        router.add(middleware: APIRequestMiddleware(routes: routes, health: health, metrics: HTTPMetrics(factory: factory)))
+        api.register(on: router)
+        let application = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "retract"),
+            onServerRunning: { [onListening, settings] channel in await onListening(channel.localAddress?.port ?? settings.port) },
+            logger: logger
+        )
+        // Shut down in reverse: the API stops taking requests first, then the workers drain.
+        var services: [any Service] = [
+            MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger)
+        ]
+        if settings.mode.runsWorkers { services.append(WorkerService(worker: RetractionWorker(engine: engine))) }
+        services.append(application)
+        var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
+        configuration.maximumGracefulShutdownDuration = settings.drainTimeout
+        logger.notice(
+            "retract serve starting",
+            metadata: ["host": "\(settings.host)", "port": "\(settings.port)", "mode": "\(settings.mode.rawValue)"])
+        try await ServiceGroup(configuration: configuration).run()
+        logger.notice("retract serve stopped")
+    }
+}

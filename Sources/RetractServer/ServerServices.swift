@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import Metrics
+import RetractCore
+import RetractStore
+import ServiceLifecycle
+
+/// The fan-out workers as a service: on graceful shutdown they stop
+/// claiming and finish the items in hand; if the drain timeout cancels
+/// them first, the items go back to the queue for another process.
+struct WorkerService: Service {
+    let worker: RetractionWorker
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await worker.run()
+        } onGracefulShutdown: {
+            worker.stopClaiming()
+        }
+    }
+}
+
+/// The server's background chores: a database ping every interval (the
+/// API's 503s and `retract_database_up`), the queue depth, and the hourly
+/// retention pass that drops old deliveries and idempotency records.
+struct MaintenanceService: Service {
+    let store: RetractStore
+    let health: DatabaseHealth
+    let settings: ServerSettings
+    let logger: Logger
+    let queueDepth: Gauge
+
+    init(store: RetractStore, health: DatabaseHealth, settings: ServerSettings, metricsFactory: any MetricsFactory, logger: Logger) {
+        self.store = store
+        self.health = health
+        self.settings = settings
+        self.logger = logger
+        queueDepth = Gauge(label: "retract_queue_depth", dimensions: [], factory: metricsFactory)
+    }
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                // Apart from the chores, which wait on the database as long as it takes.
+                group.addTask { await pingLoop() }
+                group.addTask { await choreLoop() }
+            }
+        }
+    }
+
+    private func pingLoop() async {
+        while !Task.isCancelled {
+            await health.check(store)
+            try? await Task.sleep(for: settings.healthInterval)
+        }
+    }
+
+    private func choreLoop() async {
+        var lastRetention: ContinuousClock.Instant?
+        while !Task.isCancelled {
+            if health.isUp {
+                if let depth = try? await store.queuedWorkCount() { queueDepth.record(depth) }
+                if lastRetention.map({ ContinuousClock.now - $0 >= settings.retentionInterval }) ?? true {
+                    do {
+                        let dropped = try await store.applyRetention()
+                        lastRetention = .now
+                        if !dropped.isEmpty { logger.info("retention pass", metadata: ["dropped": "\(dropped.joined(separator: ","))"]) }
+                    } catch {
+                        if Task.isCancelled { break }
+                        logger.warning("retention pass failed; trying again next time", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            try? await Task.sleep(for: settings.healthInterval)
+        }
+    }
+}

@@ -1,0 +1,56 @@
+/// What `retract serve` runs.
+public enum ServeMode: String, CaseIterable, Sendable {
+    /// The API and the fan-out workers in one process.
+    case all
+    /// The API only; other processes run the workers.
+    case api
+    /// The workers only, with /healthz, /readyz and /metrics.
+    case workers
+
+    public var servesAPI: Bool { self != .workers }
+    public var runsWorkers: Bool { self != .api }
+}
+
+/// How the server listens and behaves; `retract serve` fills it from flags
+/// and the environment (docs/operations.md has the table).
+public struct ServerSettings: Sendable {
+    public var host: String
+    /// 0 picks a free port (tests).
+    public var port: Int
+    public var mode: ServeMode
+    /// The largest request body, in bytes.
+    public var maxBodySize: Int
+    /// How long SIGTERM waits for in-flight requests and work items before
+    /// cancelling; cancelled work items go back to the queue.
+    public var drainTimeout: Duration
+    /// How often the database is pinged, and the queue depth sampled.
+    public var healthInterval: Duration
+    /// How often the retention pass runs.
+    public var retentionInterval: Duration
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        mode: ServeMode = .all,
+        maxBodySize: Int = 1 << 20,
+        drainTimeout: Duration = .seconds(25),
+        healthInterval: Duration = .seconds(1),
+        retentionInterval: Duration = .seconds(3600)
+    ) {
+        self.host = host
+        self.port = port
+        self.mode = mode
+        self.maxBodySize = maxBodySize
+        self.drainTimeout = drainTimeout
+        self.healthInterval = healthInterval
+        self.retentionInterval = retentionInterval
+    }
+
+    /// The first setting that cannot work, naming its flag, or nil.
+    public var problem: String? {
+        if !(0...65535).contains(port) { return "--port \(port): 0 to 65535" }
+        if maxBodySize < 1024 || maxBodySize > 64 << 20 { return "--max-body-size \(maxBodySize): 1024 to \(64 << 20) bytes" }
+        if drainTimeout < .zero || drainTimeout > .seconds(3600) { return "--drain-timeout: 0 to 3600 seconds" }
+        return nil
+    }
+}

@@ -1,0 +1,150 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+import RetractCore
+import RetractServer
+import RetractStore
+
+/// `retract serve`: the HTTP API and the fan-out workers.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the HTTP API and the fan-out workers.",
+        discussion: """
+            Applies pending migrations, then serves the API (docs/api.md) and sends the pushes of \
+            queued retractions. Any number of servers can share one database. SIGTERM or SIGINT \
+            stops taking requests, lets the workers finish their items (--drain-timeout), and \
+            exits 0; items not finished by then go back to the queue for another server.
+
+            Every flag falls back to an environment variable (docs/operations.md). Exit codes: 0 \
+            stopped; 2 bad flag; 4 database unreachable at start; 5 the database has a schema this \
+            binary does not know.
+            """
+    )
+
+    @Option(help: "The address to listen on; RETRACT_HOST, else 127.0.0.1.")
+    var host: String?
+
+    @Option(help: "The port; RETRACT_PORT, else 8080 (0 picks a free one).")
+    var port: Int?
+
+    @Option(help: "all, api (HTTP only) or workers (fan-out only); RETRACT_MODE, else all.")
+    var mode: String?
+
+    @Option(help: "The largest request body in bytes; RETRACT_MAX_BODY_SIZE, else 1048576.")
+    var maxBodySize: Int?
+
+    @Option(help: ArgumentHelp("Seconds SIGTERM waits for in-flight work; RETRACT_DRAIN_TIMEOUT, else 25.", valueName: "SECONDS"))
+    var drainTimeout: Int?
+
+    @Option(help: "PostgreSQL connections; RETRACT_POOL_SIZE, else 20.")
+    var poolSize: Int?
+
+    @Option(help: "text or json; RETRACT_LOG_FORMAT, else text.")
+    var logFormat: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical; RETRACT_LOG_LEVEL, else info.")
+    var logLevel: String?
+
+    @Option(help: "Days of deliveries kept; RETRACT_RETENTION_DAYS, else 30.")
+    var retentionDays: Int?
+
+    @Option(help: ArgumentHelp("Seconds a claimed work item stays this server's without news (default 60).", valueName: "SECONDS"))
+    var lease: Int?
+
+    @OptionGroup var engine: EngineOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        lineBufferStandardOutput()
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            let settings = try serverSettings(environment)
+            let logger = try bootstrapLogging(environment)
+            let retention = Retention(
+                days: try Self.number(retentionDays, "RETRACT_RETENTION_DAYS", "--retention-days", environment, 30, 1...3650))
+            let pool = try Self.number(poolSize, "RETRACT_POOL_SIZE", "--pool-size", environment, 20, 2...500)
+            let engineSettings = try engine.settings(lease: lease)
+            let apnsSettings = try engine.apnsSettings()
+            let registry = PrometheusCollectorRegistry()
+            let factory = PrometheusMetricsFactory(registry: registry)
+            // The APNs clients count through the global factory; this process has one registry.
+            MetricsSystem.bootstrap(factory)
+            try await RetractStore.withStore(url: try database.url(), retention: retention, maximumConnections: pool, logger: logger) {
+                store in
+                for migration in try await MigrationRunner().migrate(store) {
+                    logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])
+                }
+                let transports = APNsTransports(settings: apnsSettings, logger: logger)
+                let engine = RetractEngine(
+                    store: store, transports: transports, settings: engineSettings, logger: logger, metricsFactory: factory)
+                let server = RetractServer(engine: engine, settings: settings, registry: registry, logger: logger) { port in
+                    // Scripts and tests read the port from this line.
+                    print("retract serve: listening on http://\(settings.host):\(port) (\(settings.mode.rawValue))")
+                }
+                do {
+                    try await server.run(gracefulShutdownSignals: [.sigterm, .sigint])
+                } catch {
+                    await transports.shutdown()
+                    throw error
+                }
+                await transports.shutdown()
+            }
+        } catch {
+            throw fail("serve", error)
+        }
+    }
+
+    private func serverSettings(_ environment: [String: String]) throws(RetractError) -> ServerSettings {
+        var settings = ServerSettings()
+        settings.host = host ?? environment["RETRACT_HOST"] ?? settings.host
+        settings.port = try Self.number(port, "RETRACT_PORT", "--port", environment, settings.port, 0...65535)
+        let modeText = mode ?? environment["RETRACT_MODE"] ?? ServeMode.all.rawValue
+        guard let mode = ServeMode(rawValue: modeText) else { throw RetractError(.invalidInput, "--mode \(modeText): all, api or workers") }
+        settings.mode = mode
+        settings.maxBodySize = try Self.number(
+            maxBodySize, "RETRACT_MAX_BODY_SIZE", "--max-body-size", environment, settings.maxBodySize, 1024...(64 << 20))
+        settings.drainTimeout = .seconds(
+            try Self.number(drainTimeout, "RETRACT_DRAIN_TIMEOUT", "--drain-timeout", environment, 25, 0...3600))
+        if let problem = settings.problem { throw RetractError(.invalidInput, problem) }
+        return settings
+    }
+
+    /// A number from its flag, else its environment variable, else `fallback`, within `range`.
+    private static func number(
+        _ flag: Int?, _ variable: String, _ name: String, _ environment: [String: String], _ fallback: Int, _ range: ClosedRange<Int>
+    ) throws(RetractError) -> Int {
+        let value: Int
+        if let flag {
+            value = flag
+        } else if let text = environment[variable], !text.isEmpty {
+            guard let parsed = Int(text) else { throw RetractError(.invalidInput, "\(variable)=\(text.prefix(40)): not a number") }
+            value = parsed
+        } else {
+            return fallback
+        }
+        guard range.contains(value) else {
+            throw RetractError(.invalidInput, "\(flag == nil ? variable : name) \(value): \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// Sets up swift-log for the process (once) and returns the server's logger.
+    private func bootstrapLogging(_ environment: [String: String]) throws(RetractError) -> Logger {
+        let levelText = logLevel ?? environment["RETRACT_LOG_LEVEL"] ?? (engine.verbose ? "debug" : "info")
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw RetractError(.invalidInput, "--log-level \(levelText): trace, debug, info, notice, warning, error or critical")
+        }
+        let format = logFormat ?? environment["RETRACT_LOG_FORMAT"] ?? "text"
+        switch format {
+        case "text": LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        case "json": LoggingSystem.bootstrap(JSONLogHandler.init)
+        default: throw RetractError(.invalidInput, "--log-format \(format): text or json")
+        }
+        var logger = Logger(label: "retract")
+        logger.logLevel = level
+        return logger
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import RetractKit
+import RetractServer
+import RetractStore
+import RetractTestSupport
+import Testing
+
+/// Bad input: each body gets its problem type and names the field, and
+/// nothing is written (checked in the ledger afterwards).
+@Suite("API validation")
+struct ValidationTests {
+    struct Case: CustomStringConvertible {
+        var method = "POST"
+        var path: String
+        var body: String?
+        var contentType = "application/json"
+        var headers: [String: String] = [:]
+        var status: Int
+        var problem: String
+        var field: String?
+        var description: String { "\(method) \(path) \(body?.prefix(80) ?? "")" }
+    }
+
+    static let token = String(repeating: "ab", count: 32)
+    static let tokens = #"["\#(token)"]"#
+
+    static var cases: [Case] {
+        let deliveries = "/v1/deliveries"
+        let retractions = "/v1/retractions"
+        let notifications = "/v1/notifications"
+        let apps = "/v1/apps"
+        let old = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-40 * 86_400))
+        let ahead = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3 * 86_400))
+        let manyTokens = "[" + (0..<10_001).map { "\"\(String(format: "%08x", $0))\"" }.joined(separator: ",") + "]"
+        let manyReferences = "[" + (0..<1001).map { "\"r\($0)\"" }.joined(separator: ",") + "]"
+        let huge = String(repeating: "a", count: 1_200_000)
+        let app = #""app":"chat""#
+        return [
+            // The body's shape.
+            Case(path: deliveries, body: "{", status: 400, problem: "invalid-json"),
+            Case(path: deliveries, body: "42", status: 400, problem: "invalid-json"),
+            Case(path: deliveries, body: #"{\#(app),"reference":"r"}"#, status: 400, problem: "invalid-json", field: "tokens"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":"ab"}"#, status: 400, problem: "invalid-json", field: "tokens"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":7,"tokens":\#(tokens)}"#, status: 400, problem: "invalid-json",
+                field: "reference"),
+            Case(path: deliveries, body: "[1]", status: 400, problem: "invalid-json", field: "[0]"),
+            Case(
+                path: deliveries, body: "text", contentType: "text/plain", status: 415, problem: "unsupported-media-type",
+                field: "Content-Type"),
+            Case(path: deliveries, body: #"{"pad":"\#(huge)"}"#, status: 413, problem: "payload-too-large"),
+            // Field values.
+            Case(path: deliveries, body: #"{\#(app),"reference":"r","tokens":[]}"#, status: 422, problem: "invalid-field", field: "tokens"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":["zz"]}"#, status: 422, problem: "invalid-field",
+                field: "tokens[0]"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":["ab","abc"]}"#, status: 422, problem: "invalid-field",
+                field: "tokens[1]"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":["\#(String(repeating: "ab", count: 129))"]}"#, status: 422,
+                problem: "invalid-field", field: "tokens[0]"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"","tokens":\#(tokens)}"#, status: 422, problem: "invalid-field",
+                field: "reference"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"\#(String(repeating: "x", count: 257))","tokens":\#(tokens)}"#, status: 422,
+                problem: "invalid-field", field: "reference"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"a\nb","tokens":\#(tokens)}"#, status: 422, problem: "invalid-field",
+                field: "reference"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"sentAt":"yesterday"}"#, status: 422,
+                problem: "invalid-field",
+                field: "sentAt"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"sentAt":"\#(old)"}"#, status: 422,
+                problem: "invalid-field",
+                field: "sentAt"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"sentAt":"\#(ahead)"}"#, status: 422,
+                problem: "invalid-field",
+                field: "sentAt"),
+            Case(
+                path: deliveries, body: #"{"app":"nope","reference":"r","tokens":\#(tokens)}"#, status: 404, problem: "not-found",
+                field: "app"),
+            Case(path: deliveries, body: "[]", status: 422, problem: "invalid-field"),
+            Case(
+                path: deliveries, body: #"[{\#(app),"reference":"ok","tokens":\#(tokens)},{\#(app),"reference":"r","tokens":["xx"]}]"#,
+                status: 422,
+                problem: "invalid-field", field: "[1].tokens[0]"),
+            Case(path: deliveries, body: #"{\#(app),"reference":"r","tokens":\#(manyTokens)}"#, status: 422, problem: "invalid-field"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":\#(tokens)}"#,
+                headers: ["Idempotency-Key": String(repeating: "k", count: 256)],
+                status: 422, problem: "invalid-field", field: "Idempotency-Key"),
+            Case(path: retractions, body: #"{\#(app),"references":[]}"#, status: 422, problem: "invalid-field", field: "references"),
+            Case(
+                path: retractions, body: #"{\#(app),"references":\#(manyReferences)}"#, status: 422, problem: "invalid-field",
+                field: "references"),
+            Case(
+                path: retractions, body: #"{\#(app),"references":["ok",""]}"#, status: 422, problem: "invalid-field", field: "references[1]"
+            ),
+            Case(
+                path: retractions, body: #"{\#(app),"references":["r"],"reason":"\#(String(repeating: "y", count: 1001))"}"#, status: 422,
+                problem: "invalid-field", field: "reason"),
+            Case(
+                path: retractions, body: #"{\#(app),"references":["r"],"dryRun":"yes"}"#, status: 400, problem: "invalid-json",
+                field: "dryRun"),
+            Case(path: retractions, body: #"{"references":["r"]}"#, status: 400, problem: "invalid-json", field: "app"),
+            Case(
+                path: notifications, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":"hi"}"#, status: 400,
+                problem: "invalid-json",
+                field: "payload"),
+            Case(
+                path: notifications, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":{"alert":"hi"}}"#, status: 422,
+                problem: "invalid-field", field: "payload.aps"),
+            Case(
+                path: notifications, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":{"aps":{}}}"#, status: 422,
+                problem: "invalid-field", field: "payload"),
+            Case(
+                path: notifications,
+                body:
+                    #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":{"aps":{"alert":"\#(String(repeating: "z", count: 5000))"}}}"#,
+                status: 422, problem: "invalid-field", field: "payload"),
+            Case(
+                path: notifications,
+                body:
+                    #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":{"aps":{"alert":"a"}},"collapseID":"\#(String(repeating: "c", count: 65))"}"#,
+                status: 422, problem: "invalid-field", field: "collapseID"),
+            Case(
+                path: apps, body: #"{"name":"shop","topic":"com.example.shop","environment":"staging","certificatePath":"/x.p12"}"#,
+                status: 422,
+                problem: "invalid-field", field: "environment"),
+            Case(
+                path: apps, body: #"{"name":"Bad Name","topic":"t","environment":"sandbox","certificatePath":"/x.p12"}"#, status: 422,
+                problem: "invalid-field", field: "name"),
+            Case(
+                path: apps,
+                body: #"{"name":"shop","topic":"t","environment":"sandbox","keyID":"short","teamID":"TESTTEAM01","keyPath":"/k.p8"}"#,
+                status: 422, problem: "invalid-field", field: "keyID"),
+            Case(
+                path: apps, body: #"{"name":"shop","topic":"t","environment":"sandbox","keyID":"TESTKEY001","teamID":"TESTTEAM01"}"#,
+                status: 422,
+                problem: "invalid-field", field: "keyPath"),
+            Case(
+                path: apps,
+                body:
+                    #"{"name":"shop","topic":"t","environment":"sandbox","keyID":"TESTKEY001","teamID":"TESTTEAM01","keyPath":"/no/such.p8"}"#,
+                status: 422, problem: "app-credentials", field: "keyPath"),
+            Case(method: "GET", path: "/v1/devices/zz/retractions", status: 422, problem: "invalid-field", field: "token"),
+            Case(
+                method: "GET", path: "/v1/devices/\(token)/retractions?since=garbage", status: 422, problem: "invalid-field", field: "since"
+            ),
+            Case(method: "GET", path: "/v1/devices/\(token)/retractions?limit=0", status: 422, problem: "invalid-field", field: "limit"),
+            Case(method: "GET", path: "/v1/devices/\(token)/retractions?app=nope", status: 404, problem: "not-found", field: "app"),
+            Case(method: "DELETE", path: "/v1/retractions", status: 405, problem: "method-not-allowed"),
+            Case(method: "GET", path: "/v2/retractions", status: 404, problem: "not-found"),
+        ]
+    }
+
+    @Test func everyBadRequestNamesItsProblemAndWritesNothing() async throws {
+        try await APIStage.with { stage in
+            let key = try await stage.chatKey()
+            let admin = try await stage.key([.admin], apps: [], name: "ops")
+            let before = try await Self.ledgerCounts(stage)
+            for bad in Self.cases {
+                let answer = try await stage.http.call(
+                    bad.method, bad.path, key: bad.path == "/v1/apps" ? admin : key, body: bad.body, contentType: bad.contentType,
+                    headers: bad.headers)
+                #expect(answer.status == bad.status, "\(bad): \(answer)")
+                #expect(answer.problem == bad.problem, "\(bad): \(answer)")
+                #expect(answer.field == bad.field, "\(bad): \(answer)")
+                #expect(answer.header("Content-Type") == "application/problem+json", "\(bad)")
+                #expect((answer.json?["detail"] as? String)?.isEmpty == false, "\(bad)")
+                #expect(answer.json?["requestId"] as? String == answer.header("X-Request-Id"), "\(bad)")
+            }
+            #expect(try await Self.ledgerCounts(stage) == before)
+        }
+    }
+
+    /// Rows in every table a request could write to.
+    static func ledgerCounts(_ stage: APIStage) async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in ["apps", "deliveries", "retractions", "work_items", "audit_log", "idempotency_records", "dead_tokens"] {
+            counts[table] = try await stage.count("SELECT count(*) FROM \(table)")
+        }
+        return counts
+    }
+}

@@ -1,0 +1,104 @@
+# shellcheck shell=bash disable=SC2154 # retract and work are the sourcing script's
+# A local Retract HTTP API for scripts that drive it (scripts/fuzz-api,
+# scripts/bench api): the APNs simulator with a signing key it trusts, apps
+# that send to it, API keys, and `retract serve`, all on 127.0.0.1.
+#
+# Source it from the package root after setting `retract` (the binary) and
+# `work` (a scratch folder), with DATABASE_URL exported and migrated. The
+# functions set simulator_port, server_port and server_pid; every process they
+# start is in local_api_pids, and stop_local_api stops them (call it from the
+# script's EXIT trap, before dropping the database).
+
+local_api_pids=()
+
+# The APNs key id and team id the simulator accepts tokens from.
+local_api_key_id=LOCALKEY01
+local_api_team_id=LOCALTEAM1
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Waits up to $2 seconds (default 10) for something to listen on 127.0.0.1:$1.
+wait_for_port() {
+    local tries=$((${2:-10} * 10))
+    for _ in $(seq 1 "$tries"); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "local-api: nothing listens on port $1" >&2
+    return 1
+}
+
+# A P-256 signing key as Apple issues it (a PKCS#8 PEM .p8) at
+# $work/signing-key.p8, and the simulator trusting it, with its certificate
+# authority at $work/sim/simulator-ca.pem. The simulator keeps no inbox.
+start_simulator() {
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/signing-key.p8" 2>/dev/null
+    simulator_port=$(free_port)
+    "$retract" simulator --host 127.0.0.1 --port "$simulator_port" --cert-dir "$work/sim" --no-inbox \
+        --key "$local_api_key_id:$local_api_team_id:$work/signing-key.p8" --max-streams 1000 >"$work/simulator.log" 2>&1 &
+    local_api_pids+=("$!")
+    if ! wait_for_port "$simulator_port" || [ ! -f "$work/sim/simulator-ca.pem" ]; then
+        echo "local-api: the simulator did not start:" >&2
+        cat "$work/simulator.log" >&2
+        return 1
+    fi
+}
+
+# Registers app $1, sending to the simulator with its key.
+add_simulated_app() {
+    "$retract" apps add "$1" --topic "com.example.$1" --environment sandbox \
+        --endpoint "https://127.0.0.1:$simulator_port" \
+        --key-id "$local_api_key_id" --team-id "$local_api_team_id" --key-path "$work/signing-key.p8" >&2
+}
+
+# `retract keys create "$@"` and prints the key: the last line of its output.
+create_api_key() {
+    local out key
+    out=$("$retract" keys create "$@") || return 1
+    key=${out##*$'\n'}
+    if ! [[ $key =~ ^rk_[A-Za-z0-9_-]{43}$ ]]; then
+        echo "local-api: retract keys create $*: the last line of its output is not a key:" >&2
+        printf '%s\n' "$out" >&2
+        return 1
+    fi
+    printf '%s\n' "${out%"$key"}" | sed '/^$/d' >&2
+    printf '%s\n' "$key"
+}
+
+# Starts `retract serve "$@"` on a free port of 127.0.0.1, trusting the
+# simulator, logging to $work/server.log, and waits up to 60 s for /healthz.
+# Not in a subshell: server_pid must stay this shell's child.
+start_server() {
+    server_port=$(free_port)
+    APNS_CA_FILE="$work/sim/simulator-ca.pem" "$retract" serve --host 127.0.0.1 --port "$server_port" \
+        --drain-timeout 5 "$@" >"$work/server.log" 2>&1 &
+    server_pid=$!
+    local_api_pids+=("$server_pid")
+    for _ in $(seq 1 600); do
+        if curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$server_port/healthz" 2>/dev/null; then return 0; fi
+        if ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+    echo "local-api: retract serve did not answer /healthz on port $server_port:" >&2
+    tail -n 50 "$work/server.log" >&2
+    return 1
+}
+
+# Stops what the functions above started, newest first: SIGTERM, then SIGKILL
+# after 15 s (the server drains for up to 5).
+stop_local_api() {
+    local i pid
+    for ((i = ${#local_api_pids[@]} - 1; i >= 0; i--)); do
+        pid=${local_api_pids[$i]}
+        kill -TERM "$pid" 2>/dev/null || continue
+        for _ in $(seq 1 150); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    local_api_pids=()
+}
