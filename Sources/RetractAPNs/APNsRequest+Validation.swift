@@ -10,8 +10,13 @@ extension APNsRequest {
             throw APNsRequestError(field: .deviceToken, reason: "is not hex: \"\(deviceToken.prefix(80))\"")
         }
         guard !topic.isEmpty else { throw APNsRequestError(field: .topic, reason: "is missing") }
+        // A header value cannot hold control characters: HTTP/2 would refuse the stream.
+        guard !topic.utf8.contains(where: \.isControl) else { throw APNsRequestError(field: .topic, reason: "holds a control character") }
         if let collapseID, collapseID.utf8.count > 64 {
             throw APNsRequestError(field: .collapseID, reason: "is \(collapseID.utf8.count) bytes; at most 64 are allowed")
+        }
+        if let collapseID, collapseID.utf8.contains(where: \.isControl) {
+            throw APNsRequestError(field: .collapseID, reason: "holds a control character")
         }
         let size = body.readableBytes
         guard size > 0 else { throw APNsRequestError(field: .body, reason: "is empty") }
@@ -40,6 +45,8 @@ extension APNsRequest {
 }
 
 extension UInt8 {
+    fileprivate var isControl: Bool { self < 0x20 || self == 0x7F }
+
     fileprivate var isHexDigit: Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)

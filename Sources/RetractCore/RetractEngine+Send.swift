@@ -31,6 +31,28 @@ public struct SendReport: Sendable, Hashable {
     public var failed: Int { failures.values.reduce(0, +) }
 }
 
+/// A ``SendReport`` as `retract send --json` and `POST /v1/notifications` print it.
+public struct SendAccount: Encodable, Sendable {
+    public var accepted: Int
+    public var recorded: Int
+    /// The tokens found dead, in hex.
+    public var dead: [String]
+    public var skippedDead: Int
+    public var failed: Int
+    public var failures: [String: Int]
+    public var stoppedBecause: String?
+
+    public init(_ report: SendReport) {
+        accepted = report.accepted
+        recorded = report.recorded
+        dead = report.dead.map(\.token.hex)
+        skippedDead = report.skippedDead
+        failed = report.failed
+        failures = report.failures
+        stoppedBecause = report.stoppedBecause
+    }
+}
+
 extension RetractEngine {
     /// Sends `payload` (a JSON object with `aps`) to `tokens` with `reference`
     /// written into its custom data, recording the deliveries in the ledger.

@@ -13,6 +13,8 @@ public struct RetractError: Error, CustomStringConvertible, Sendable {
         case unknownReference
         /// No retraction has that id.
         case unknownRetraction
+        /// No active API key has that id.
+        case unknownKey
         /// The app's APNs key or certificate is missing or unreadable.
         case credentials
         /// The database refused or failed; ``storeError`` says how.

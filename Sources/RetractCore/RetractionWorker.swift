@@ -89,7 +89,11 @@ public final class RetractionWorker: Sendable {
     /// Lets the lanes finish the items they hold, and claim no more: the
     /// first step of a graceful stop.
     public func stopClaiming() {
-        draining.withLockedValue { $0 = true }
+        let first = draining.withLockedValue { draining in
+            defer { draining = true }
+            return !draining
+        }
+        guard first else { return }
         logger.info("worker draining: finishing the items in hand, claiming no more", metadata: ["worker": "\(name)"])
     }
 
@@ -153,7 +157,7 @@ public final class RetractionWorker: Sendable {
         // devices sent so far may get a second push. (If the item was finished
         // just before, there is nothing left to release.) A task of its own, as
         // this one is cancelled and its queries would be too.
-        let released = await Task { try? await store.release(item, notBefore: Date(), error: "released by a stopping worker") }.value
+        let released = await Task { try? await store.releaseUnfinished(item) }.value
         logger.info("work item released by a stopping worker", metadata: ["item": "\(item.id)", "released": "\(released ?? false)"])
     }
 

@@ -104,20 +104,51 @@ public struct RetractionFeed: Sendable {
     static let maximumPages = 100
 
     private func fetch(_ request: URLRequest) async throws(FeedError) -> (Data, Int) {
-        let result: Result<(Data, Int), FeedError> = await withCheckedContinuation { continuation in
-            // The completion-handler form: async `data(for:)` needs iOS 15, RetractKit runs on 13.
-            let task = session.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: error.localizedDescription)))
-                } else if let response = response as? HTTPURLResponse {
-                    continuation.resume(returning: .success((data ?? Data(), response.statusCode)))
-                } else {
-                    continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: "no HTTP answer")))
+        let running = RunningTask()
+        let result: Result<(Data, Int), FeedError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // The completion-handler form: async `data(for:)` needs iOS 15, RetractKit runs on 13.
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: error.localizedDescription)))
+                    } else if let response = response as? HTTPURLResponse {
+                        continuation.resume(returning: .success((data ?? Data(), response.statusCode)))
+                    } else {
+                        continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: "no HTTP answer")))
+                    }
                 }
+                let cancelled = running.start(task)
+                task.resume()
+                if cancelled { task.cancel() }
             }
-            task.resume()
+        } onCancel: {
+            running.cancel()
         }
         return try result.get()
+    }
+
+    /// The data task of one fetch, for cancelling it from another thread.
+    private final class RunningTask: @unchecked Sendable {
+        // @unchecked: both fields are only touched under `lock`.
+        private let lock = NSLock()
+        private var task: URLSessionDataTask?
+        private var cancelled = false
+
+        /// Notes the task; true when the fetch was cancelled before it began.
+        func start(_ task: URLSessionDataTask) -> Bool {
+            lock.locked {
+                self.task = task
+                return cancelled
+            }
+        }
+
+        func cancel() {
+            let task: URLSessionDataTask? = lock.locked {
+                cancelled = true
+                return self.task
+            }
+            task?.cancel()
+        }
     }
 
     private struct Answer: Decodable {

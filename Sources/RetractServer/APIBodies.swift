@@ -88,16 +88,6 @@ struct JSONObjectShape: Decodable {
     }
 }
 
-struct SentView: Encodable {
-    var accepted: Int
-    var recorded: Int
-    var dead: [String]
-    var skippedDead: Int
-    var failed: Int
-    var failures: [String: Int]
-    var stoppedBecause: String?
-}
-
 struct RetractionBody: Decodable {
     var app: String
     var references: [String]

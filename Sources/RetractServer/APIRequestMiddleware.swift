@@ -14,7 +14,6 @@ struct APIRequestMiddleware: RouterMiddleware {
     typealias Context = APIContext
 
     let routes: RouteTable
-    let health: DatabaseHealth
     let metrics: HTTPMetrics
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
@@ -32,7 +31,6 @@ struct APIRequestMiddleware: RouterMiddleware {
             if mapped.kind == .internalError {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
             }
-            if mapped.kind == .databaseUnavailable { health.record(up: false, detail: mapped.detail) }
             problem = mapped
             response = mapped.response(requestID: requestID)
         }
@@ -40,12 +38,14 @@ struct APIRequestMiddleware: RouterMiddleware {
         let route = context.endpointPath ?? "unmatched"
         let elapsed = ContinuousClock.now - start
         metrics.record(route: route, method: request.method.rawValue, status: Int(response.status.code), duration: elapsed)
+        // The route, not the path: a path can hold a device token.
         var metadata: Logger.Metadata = [
-            "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+            "method": "\(request.method.rawValue)", "route": "\(context.endpointPath ?? "unmatched")", "status": "\(response.status.code)",
             "ms": "\(Int((elapsed.inSeconds * 1000).rounded()))",
         ]
         if let caller = context.notes.caller { metadata["key"] = "\(caller)" }
-        if let problem { metadata["problem"] = "\(problem.kind.slug): \(problem.detail)" }
+        // Details quote what the caller sent: one line, whatever it held.
+        if let problem { metadata["problem"] = "\(problem.kind.slug): \(problem.detail.debugDescription.dropFirst().dropLast())" }
         context.logger.log(level: response.status.code >= 500 ? .warning : .info, "request", metadata: metadata)
         return response
     }
@@ -90,7 +90,7 @@ struct APIRequestMiddleware: RouterMiddleware {
     static func problem(for error: RetractError) -> APIProblem {
         switch error.code {
         case .invalidInput: APIProblem(.invalidField, error.message)
-        case .unknownApp, .unknownReference, .unknownRetraction: APIProblem(.notFound, error.message)
+        case .unknownApp, .unknownReference, .unknownRetraction, .unknownKey: APIProblem(.notFound, error.message)
         case .credentials: APIProblem(.appCredentials, error.message)
         case .store: error.storeError.map(problem(for:)) ?? APIProblem(.internalError, "a database error")
         }

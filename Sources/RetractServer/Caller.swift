@@ -34,9 +34,7 @@ public enum APIKeySecret {
     public static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return "rk_"
-            + Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return "rk_" + Data(bytes).base64URLEncodedString()
     }
 
     /// What the ledger keeps of a key.
@@ -53,6 +51,11 @@ public enum APIKeySecret {
     }
 
     /// Compares two hashes in time that does not depend on where they differ.
+    ///
+    /// Keys are looked up by their SHA-256, so the lookup's own timing can
+    /// only tell an attacker about a hash prefix, which says nothing about any
+    /// key. This comparison makes the final check independent of the stored
+    /// value too, rather than trusting the index's match.
     static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         guard lhs.count == rhs.count else { return false }
         var difference: UInt8 = 0

@@ -6,7 +6,8 @@ import RetractStore
 
 extension RetractAPI {
     /// `POST /v1/apps`: registers an app; an admin key that names no app.
-    func createApp(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+    func createApp(_ input: PostInput) async throws -> Answer {
+        let (body, caller) = (input.body, input.caller)
         try caller.require(.admin)
         guard caller.isForAllApps else { throw APIProblem(.forbidden, "registering apps needs an admin key that names no app") }
         let given = try JSONBody.decode(AppBody.self, from: body)

@@ -15,7 +15,8 @@ extension RetractAPI {
     /// `POST /v1/deliveries`: records what the caller sent itself. Every
     /// object is checked first; then all are written in one statement, so a
     /// refused request writes nothing.
-    func record(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+    func record(_ input: PostInput) async throws -> Answer {
+        let (body, caller) = (input.body, input.caller)
         try caller.require(.record)
         let objects: [(DeliveryBody, prefix: String)]
         if JSONBody.firstCharacter(of: body) == UInt8(ascii: "[") {
@@ -64,14 +65,20 @@ extension RetractAPI {
 
     /// `POST /v1/notifications`: sends a notification with the reference
     /// written into it, recording every device before it is sent to.
-    func send(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+    func send(_ input: PostInput) async throws -> Answer {
+        let (body, caller) = (input.body, input.caller)
         try caller.require(.send)
         let given = try JSONBody.decode(NotificationBody.self, from: body)
         let app = try await app(named: given.app, for: caller, field: "app")
         let reference = try Validate.reference(given.reference, field: "reference")
         let tokens = try Validate.tokens(given.tokens, field: "tokens", limit: Self.maximumSendTokens)
-        if let collapseID = given.collapseID, collapseID.isEmpty || collapseID.utf8.count > 64 {
-            throw APIProblem.invalid("collapseID", "\(collapseID.utf8.count) bytes; APNs takes 1 to 64")
+        if let collapseID = given.collapseID {
+            if collapseID.isEmpty || collapseID.utf8.count > 64 {
+                throw APIProblem.invalid("collapseID", "\(collapseID.utf8.count) bytes; APNs takes 1 to 64")
+            }
+            if collapseID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw APIProblem.invalid("collapseID", "control characters cannot go in an HTTP header")
+            }
         }
         let payload = try Self.payloadBytes(of: body)
         // A key that cannot be read is refused before anything is written.
@@ -86,11 +93,7 @@ extension RetractAPI {
             guard error.code == .invalidInput else { throw error }
             throw APIProblem.invalid(error.message.hasPrefix("payload") ? "payload" : "reference", error.message)
         }
-        return Answer(
-            .ok,
-            SentView(
-                accepted: report.accepted, recorded: report.recorded, dead: report.dead.map(\.token.hex), skippedDead: report.skippedDead,
-                failed: report.failed, failures: report.failures, stoppedBecause: report.stoppedBecause))
+        return Answer(.ok, SendAccount(report))
     }
 
     /// The bytes of the body's `payload` object.

@@ -13,7 +13,8 @@ extension RetractAPI {
     static let maximumFeedPage = 500
 
     /// `POST /v1/retractions`: makes a retraction; the workers send its pushes.
-    func retract(_ body: ByteBuffer, caller: Caller) async throws -> Answer {
+    func retract(_ input: PostInput) async throws -> Answer {
+        let (body, caller) = (input.body, input.caller)
         try caller.require(.retract)
         let given = try JSONBody.decode(RetractionBody.self, from: body)
         let app = try await app(named: given.app, for: caller, field: "app")
@@ -30,8 +31,11 @@ extension RetractAPI {
         let dryRun = given.dryRun ?? false
         // Where this process sends, a key it cannot read is refused before anything is written.
         if !dryRun && settings.mode.runsWorkers { _ = try engine.transports.transport(for: app) }
+        // The ledger keeps the key with the retraction, in the same transaction: a retry after
+        // a crash that lost the HTTP layer's record still finds the first retraction.
+        let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: references, requestedBy: caller.actor, reason: reason, dryRun: dryRun)
+            app: app, references: references, requestedBy: caller.actor, reason: reason, dryRun: dryRun, idempotencyKey: ledgerKey)
         return Answer(
             .accepted,
             RetractionCreatedView(

@@ -22,8 +22,16 @@ struct RetractAPI: Sendable {
 
     var store: RetractStore { engine.store }
 
+    /// What a POST handler gets: the body, read and size-checked; the caller;
+    /// the request's `Idempotency-Key`, if any.
+    struct PostInput: Sendable {
+        var body: ByteBuffer
+        var caller: Caller
+        var idempotencyKey: String?
+    }
+
     /// One answer of a POST, kept as bytes so an idempotent replay gives the same.
-    struct Answer {
+    struct Answer: Sendable {
         var status: HTTPResponse.Status
         var body: ByteBuffer
         var headers: HTTPFields = [:]
@@ -51,10 +59,10 @@ struct RetractAPI: Sendable {
                 body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
         }
         guard settings.mode.servesAPI else { return }
-        post(router, "/v1/apps") { body, caller in try await createApp(body, caller: caller) }
-        post(router, "/v1/deliveries") { body, caller in try await record(body, caller: caller) }
-        post(router, "/v1/notifications") { body, caller in try await send(body, caller: caller) }
-        post(router, "/v1/retractions") { body, caller in try await retract(body, caller: caller) }
+        post(router, "/v1/apps") { try await createApp($0) }
+        post(router, "/v1/deliveries") { try await record($0) }
+        post(router, "/v1/notifications") { try await send($0) }
+        post(router, "/v1/retractions") { try await retract($0) }
         get(router, "/v1/retractions/:id") { request, context in
             try await health.whileUp {
                 let caller = try await authenticate(request, context: context)
@@ -77,17 +85,19 @@ struct RetractAPI: Sendable {
         router.get(RouterPath(path), use: handler)
     }
 
-    private func post(
-        _ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (ByteBuffer, Caller) async throws -> Answer
-    ) {
+    /// A POST: the body is read first (it needs no database, and no task but
+    /// the request's may read it); the key is checked while the database is
+    /// known to be up; the handler then runs to its end, so a request that
+    /// has started writing is never abandoned half-way.
+    private func post(_ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (PostInput) async throws -> Answer) {
         routes.add(.post, path)
         router.post(RouterPath(path)) { request, context in
-            try await health.whileUp {
-                var request = request
-                let caller = try await authenticate(request, context: context)
-                let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
-                return try await idempotent(request, body: body, caller: caller) { try await handler(body, caller) }
-            }
+            var request = request
+            let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
+            let headers = request
+            let caller = try await health.whileUp { try await authenticate(headers, context: context) }
+            let input = PostInput(body: body, caller: caller, idempotencyKey: try Self.idempotencyKey(in: request))
+            return try await idempotent(request, input: input, handler)
         }
     }
 
@@ -109,7 +119,8 @@ struct RetractAPI: Sendable {
     /// The app named `name`, if the caller's key may touch it; else 404, as
     /// for an app that does not exist, so names do not leak.
     func app(named name: String, for caller: Caller, field: String) async throws -> App {
-        guard let app = try await store.app(named: name), caller.mayTouch(appID: app.id) else {
+        // A name no app can have is not looked up (nor can odd bytes reach the database).
+        guard AppRegistration.isValidName(name), let app = try await store.app(named: name), caller.mayTouch(appID: app.id) else {
             throw APIProblem(.notFound, "\(field): no app named \"\(name.prefix(80))\" for this API key", field: field)
         }
         return app
@@ -117,44 +128,82 @@ struct RetractAPI: Sendable {
 
     // MARK: - Idempotency
 
-    private func idempotent(_ request: Request, body: ByteBuffer, caller: Caller, _ run: () async throws -> Answer) async throws -> Response
-    {
-        guard let key = request.headers[.idempotencyKey] else { return try await run().response }
+    /// The request's `Idempotency-Key`: 1 to 255 printable ASCII characters.
+    private static func idempotencyKey(in request: Request) throws(APIProblem) -> String? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
             throw APIProblem.invalid("Idempotency-Key", "1 to 255 printable ASCII characters")
         }
+        return key
+    }
+
+    /// Runs a POST once per idempotency key: a retry with the same method,
+    /// path and body gets the first answer; with another body, 409.
+    private func idempotent(
+        _ request: Request, input: PostInput, _ handler: @escaping @Sendable (PostInput) async throws -> Answer
+    ) async throws -> Response {
+        guard let key = input.idempotencyKey else { return try await handler(input).response }
+        let apiKeyID = input.caller.key.id
         var hasher = SHA256()
         hasher.update(data: Data("\(request.method.rawValue) \(request.uri.path)\n".utf8))
-        hasher.update(data: Data(body.readableBytesView))
-        let hash = Array(hasher.finalize())
-        switch try await store.claimIdempotencyKey(key, apiKeyID: caller.key.id, requestHash: hash) {
-        case .replay(let status, let stored):
+        hasher.update(data: Data(input.body.readableBytesView))
+        let requestHash = Array(hasher.finalize())
+        let claimed = try await health.whileUp { try await store.claimIdempotencyKey(key, apiKeyID: apiKeyID, requestHash: requestHash) }
+        let claim: UUID
+        switch claimed {
+        case .replay(let answer):
+            var headers: HTTPFields = [.contentType: "application/json", .idempotentReplayed: "true"]
+            if let location = answer.location { headers[.location] = location }
             return Response(
-                status: HTTPResponse.Status(code: status),
-                headers: [.contentType: "application/json", .idempotentReplayed: "true"],
-                body: .init(byteBuffer: ByteBuffer(bytes: stored)))
+                status: HTTPResponse.Status(code: answer.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
         case .conflict:
             throw APIProblem(.idempotencyConflict, "Idempotency-Key \"\(key)\" was used for a different request", field: "Idempotency-Key")
         case .inProgress:
             throw APIProblem(
                 .idempotencyInProgress, "the first request with Idempotency-Key \"\(key)\" is still running", field: "Idempotency-Key")
-        case .claimed:
-            let answer: Answer
-            do {
-                answer = try await run()
-            } catch {
-                // Nothing was kept: the key may be used again.
-                try? await store.releaseIdempotencyKey(key, apiKeyID: caller.key.id)
-                throw error
+        case .claimed(let mine):
+            claim = mine
+        }
+        let answer: Answer
+        do {
+            answer = try await whileExtending(key: key, apiKeyID: apiKeyID, claim: claim) { try await handler(input) }
+        } catch {
+            // Nothing was kept: the key may be used again.
+            try? await store.releaseIdempotencyKey(key, apiKeyID: apiKeyID, claim: claim)
+            throw error
+        }
+        let kept = IdempotentAnswer(
+            status: Int(answer.status.code), body: Array(answer.body.readableBytesView), location: answer.headers[.location])
+        do {
+            try await store.keepIdempotentAnswer(key: key, apiKeyID: apiKeyID, claim: claim, answer: kept)
+        } catch {
+            // The request was done; only its replay is lost. A retry a minute later runs it
+            // again: harmless for recordings, and a retraction finds its first run by the key.
+            logger.warning("an idempotent answer could not be kept", metadata: ["error": "\(error.message)"])
+        }
+        return answer.response
+    }
+
+    /// Runs `body` while a side task tells other servers, every 20 s, that
+    /// the claim's request is still running (a claim is taken over after a
+    /// minute without news).
+    private func whileExtending(
+        key: String, apiKeyID: UUID, claim: UUID, _ body: @escaping @Sendable () async throws -> Answer
+    ) async throws -> Answer {
+        try await withThrowingTaskGroup(of: Answer?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(20))
+                    _ = try? await store.extendIdempotencyClaim(key: key, apiKeyID: apiKeyID, claim: claim)
+                }
+                return nil
             }
-            do {
-                try await store.keepIdempotentAnswer(
-                    key: key, apiKeyID: caller.key.id, status: Int(answer.status.code), body: Array(answer.body.readableBytesView))
-            } catch {
-                // The request was done; only its replay is lost (a retry within a minute reads as in progress).
-                logger.warning("an idempotent answer could not be kept", metadata: ["error": "\(error.message)"])
+            defer { group.cancelAll() }
+            while let finished = try await group.next() {
+                if let answer = finished { return answer }
             }
-            return answer.response
+            throw CancellationError()
         }
     }
 
@@ -163,7 +212,14 @@ struct RetractAPI: Sendable {
     private func ready() async throws -> Response {
         await health.check(store)
         guard health.isUp else { throw APIProblem.databaseUnavailable("the database is unavailable") }
-        let pending = try await MigrationRunner().pending(store)
+        let pending: [Migration]
+        do {
+            pending = try await MigrationRunner().pending(store)
+        } catch {
+            // A newer server migrated the ledger (a rolling deploy): this one takes no traffic.
+            guard error.code == .schemaMismatch else { throw error }
+            throw APIProblem(.notReady, error.message)
+        }
         guard pending.isEmpty else {
             throw APIProblem(.notReady, "migrations not applied: \(pending.map(\.name).joined(separator: ", ")); run retract migrate")
         }

@@ -39,6 +39,17 @@ public struct RetractServer: Service {
         self.onListening = onListening
     }
 
+    /// The Prometheus factory for `registry`, with histogram buckets that fit
+    /// what Retract times: requests in milliseconds, retractions in minutes.
+    public static func metricsFactory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["retract_retraction_duration_seconds"] = [
+            .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(120),
+            .seconds(300), .seconds(600), .seconds(1800), .seconds(3600),
+        ]
+        return factory
+    }
+
     /// Runs until the surrounding service group shuts down gracefully, or the task is cancelled.
     public func run() async throws {
         try await run(gracefulShutdownSignals: [])
@@ -47,11 +58,11 @@ public struct RetractServer: Service {
     /// Runs until one of `gracefulShutdownSignals` arrives (or a graceful
     /// shutdown of the surrounding service group), or the task is cancelled.
     public func run(gracefulShutdownSignals: [UnixSignal]) async throws {
-        let factory = PrometheusMetricsFactory(registry: registry)
+        let factory = Self.metricsFactory(registry: registry)
         let health = DatabaseHealth(metricsFactory: factory, logger: logger)
         let api = RetractAPI(engine: engine, settings: settings, health: health, routes: routes, registry: registry, logger: logger)
         let router = Router(context: APIContext.self)
-        router.add(middleware: APIRequestMiddleware(routes: routes, health: health, metrics: HTTPMetrics(factory: factory)))
+        router.add(middleware: APIRequestMiddleware(routes: routes, metrics: HTTPMetrics(factory: factory)))
         api.register(on: router)
         let application = Application(
             router: router,
@@ -59,12 +70,15 @@ public struct RetractServer: Service {
             onServerRunning: { [onListening, settings] channel in await onListening(channel.localAddress?.port ?? settings.port) },
             logger: logger
         )
-        // Shut down in reverse: the API stops taking requests first, then the workers drain.
+        // Shut down last first: the workers stop claiming at once; the API finishes its
+        // requests and stops; the workers finish or release their items; the chores end.
         var services: [any Service] = [
             MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger)
         ]
-        if settings.mode.runsWorkers { services.append(WorkerService(worker: RetractionWorker(engine: engine))) }
+        let worker = RetractionWorker(engine: engine)
+        if settings.mode.runsWorkers { services.append(WorkerService(worker: worker)) }
         services.append(application)
+        if settings.mode.runsWorkers { services.append(DrainSignal(worker: worker)) }
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
         configuration.maximumGracefulShutdownDuration = settings.drainTimeout
         logger.notice(

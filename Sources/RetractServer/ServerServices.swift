@@ -20,6 +20,18 @@ struct WorkerService: Service {
     }
 }
 
+/// Tells the workers to stop claiming the moment a graceful shutdown begins,
+/// while the API still answers its last requests: the group shuts its
+/// services down last first, and this one is last.
+struct DrainSignal: Service {
+    let worker: RetractionWorker
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        worker.stopClaiming()
+    }
+}
+
 /// The server's background chores: a database ping every interval (the
 /// API's 503s and `retract_database_up`), the queue depth, and the hourly
 /// retention pass that drops old deliveries and idempotency records.

@@ -54,27 +54,37 @@ public struct AppRegistration: Hashable, Sendable {
         self.authentication = authentication
     }
 
+    /// Whether `name` is a name an app can have: 1 to 63 of `a-z 0-9 . _ -`,
+    /// starting with a letter or digit (the ledger checks the same).
+    public static func isValidName(_ name: String) -> Bool {
+        name.range(of: #"^[a-z0-9][a-z0-9._-]{0,62}$"#, options: .regularExpression) != nil
+    }
+
     /// The first thing wrong with the registration, naming the field, or nil.
     public var problem: String? {
-        if name.range(of: #"^[a-z0-9][a-z0-9._-]{0,62}$"#, options: .regularExpression) == nil {
+        if !Self.isValidName(name) {
             return "name \"\(name)\": 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
         }
-        if topic.isEmpty || topic.utf8.count > 255 || topic.contains(where: \.isWhitespace) {
-            return "topic \"\(topic)\": the app's bundle id, 1 to 255 characters without spaces"
+        if topic.isEmpty || topic.utf8.count > 255 || topic.contains(where: \.isWhitespace) || Self.hasControlCharacters(topic) {
+            return "topic \"\(topic.debugDescription.dropFirst().dropLast())\": the app's bundle id, 1 to 255 characters without spaces"
         }
-        if let endpoint, !endpoint.hasPrefix("https://") {
-            return "endpoint \"\(endpoint)\": an https:// URL"
+        if let endpoint, !endpoint.hasPrefix("https://") || Self.hasControlCharacters(endpoint) || URL(string: endpoint) == nil {
+            return "endpoint \"\(endpoint.debugDescription.dropFirst().dropLast())\": an https:// URL"
         }
         if case .token(let keyID, let teamID, let keyPath) = authentication {
             for (field, value) in [("key id", keyID), ("team id", teamID)]
             where value.range(of: #"^[A-Z0-9]{10}$"#, options: .regularExpression) == nil {
                 return "\(field) \"\(value)\": 10 uppercase letters or digits, as Apple issues it"
             }
-            if keyPath.isEmpty { return "key path: the path of the .p8 file" }
+            if keyPath.isEmpty || Self.hasControlCharacters(keyPath) { return "key path: the path of the .p8 file" }
         }
-        if case .certificate(let path) = authentication, path.isEmpty {
+        if case .certificate(let path) = authentication, path.isEmpty || Self.hasControlCharacters(path) {
             return "certificate path: the path of the .p12 or .pem file"
         }
         return nil
+    }
+
+    private static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 }

@@ -4,69 +4,111 @@ import PostgresNIO
 
 /// What the ledger says of a request that carries an idempotency key.
 public enum IdempotencyClaim: Hashable, Sendable {
-    /// The key is new (or its record expired): the caller runs the request,
-    /// then keeps its answer with ``RetractStore/keepIdempotentAnswer(key:apiKeyID:status:body:)``
-    /// or lets the key go with ``RetractStore/releaseIdempotencyKey(_:apiKeyID:)``.
-    case claimed
+    /// The key is this request's under `claim` (new, or its earlier holder
+    /// died): run the request, keep its claim alive with
+    /// ``RetractStore/extendIdempotencyClaim(key:apiKeyID:claim:)``, then
+    /// keep its answer or release the key.
+    case claimed(UUID)
     /// The same request ran before: its answer.
-    case replay(status: Int, body: [UInt8])
+    case replay(IdempotentAnswer)
     /// The key was used for a different request.
     case conflict
     /// The first request with the key is still running.
     case inProgress
 }
 
-extension RetractStore {
-    /// How long an answer is kept for replay.
-    public static let idempotencyWindow: Duration = .seconds(24 * 60 * 60)
+/// An answer kept for replay.
+public struct IdempotentAnswer: Hashable, Sendable {
+    public var status: Int
+    public var body: [UInt8]
+    /// The `Location` header, when the answer had one.
+    public var location: String?
 
+    public init(status: Int, body: [UInt8], location: String? = nil) {
+        self.status = status
+        self.body = body
+        self.location = location
+    }
+}
+
+extension RetractStore {
     /// Claims `key` for a request whose method, path and body hash to
     /// `requestHash`, or says what became of an earlier request with it. A
-    /// claim left unanswered for a minute (its process died) is taken over.
+    /// claim not extended for a minute (its server died) is taken over.
     public func claimIdempotencyKey(_ key: String, apiKeyID: UUID, requestHash: [UInt8]) async throws(StoreError) -> IdempotencyClaim {
         let hash = ByteBuffer(bytes: requestHash)
+        let claim = UUID()
         // Not idempotent itself: a claim that happened unseen reads as in progress for a minute.
         return try await perform("claiming idempotency key", idempotent: false) {
-            let claimed = try await client.query(
-                """
-                INSERT INTO idempotency_records (api_key_id, key, request_hash) VALUES (\(apiKeyID), \(key), \(hash))
-                ON CONFLICT (api_key_id, key) DO UPDATE
-                SET request_hash = excluded.request_hash, status = NULL, body = NULL, created_at = now()
-                WHERE (idempotency_records.status IS NULL AND idempotency_records.created_at < now() - interval '1 minute')
-                   OR idempotency_records.created_at < now() - interval '24 hours'
-                RETURNING 1
-                """,
-                logger: logger
-            ).values(of: Int.self)
-            if !claimed.isEmpty { return .claimed }
-            let rows = try await client.query(
-                "SELECT request_hash, status, body FROM idempotency_records WHERE api_key_id = \(apiKeyID) AND key = \(key)",
-                logger: logger)
-            for try await (storedHash, status, body) in rows.decode((ByteBuffer, Int?, ByteBuffer?).self) {
-                guard storedHash == hash else { return .conflict }
-                guard let status else { return .inProgress }
-                return .replay(status: status, body: body.map { Array($0.readableBytesView) } ?? [])
+            // Twice at most: a key released between the two statements is free again.
+            for _ in 0..<2 {
+                let claimed = try await client.query(
+                    """
+                    INSERT INTO idempotency_records (api_key_id, key, request_hash, claim) VALUES (\(apiKeyID), \(key), \(hash), \(claim))
+                    ON CONFLICT (api_key_id, key) DO UPDATE
+                    SET request_hash = excluded.request_hash, claim = excluded.claim, status = NULL, body = NULL, location = NULL,
+                        claimed_at = now(), created_at = now()
+                    WHERE (idempotency_records.status IS NULL AND idempotency_records.claimed_at < now() - interval '1 minute')
+                       OR idempotency_records.created_at < now() - interval '24 hours'
+                    RETURNING 1
+                    """,
+                    logger: logger
+                ).values(of: Int.self)
+                if !claimed.isEmpty { return .claimed(claim) }
+                let rows = try await client.query(
+                    "SELECT request_hash, status, body, location FROM idempotency_records WHERE api_key_id = \(apiKeyID) AND key = \(key)",
+                    logger: logger)
+                for try await (storedHash, status, body, location) in rows.decode((ByteBuffer, Int?, ByteBuffer?, String?).self) {
+                    guard storedHash == hash else { return .conflict }
+                    guard let status else { return .inProgress }
+                    return .replay(
+                        IdempotentAnswer(status: status, body: body.map { Array($0.readableBytesView) } ?? [], location: location))
+                }
             }
-            // Released between the two statements: the caller may try again.
             return .inProgress
         }
     }
 
-    /// Keeps the answer to a claimed request, for replay.
-    public func keepIdempotentAnswer(key: String, apiKeyID: UUID, status: Int, body: [UInt8]) async throws(StoreError) {
-        let buffer = ByteBuffer(bytes: body)
+    /// Tells other servers the claim's request is still running.
+    ///
+    /// - Returns: false when the claim is no longer this request's.
+    @discardableResult
+    public func extendIdempotencyClaim(key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) -> Bool {
+        try await perform("extending an idempotency claim", idempotent: true) {
+            !(try await client.query(
+                """
+                UPDATE idempotency_records SET claimed_at = now()
+                WHERE api_key_id = \(apiKeyID) AND key = \(key) AND claim = \(claim) AND status IS NULL
+                RETURNING 1
+                """,
+                logger: logger
+            ).values(of: Int.self).isEmpty)
+        }
+    }
+
+    /// Keeps the answer to a claimed request, for replay; a claim taken over
+    /// meanwhile is left alone.
+    public func keepIdempotentAnswer(key: String, apiKeyID: UUID, claim: UUID, answer: IdempotentAnswer) async throws(StoreError) {
+        let buffer = ByteBuffer(bytes: answer.body)
         try await perform("keeping an idempotent answer", idempotent: true) {
             try await client.query(
-                "UPDATE idempotency_records SET status = \(status), body = \(buffer) WHERE api_key_id = \(apiKeyID) AND key = \(key)",
+                """
+                UPDATE idempotency_records SET status = \(answer.status), body = \(buffer), location = \(answer.location)
+                WHERE api_key_id = \(apiKeyID) AND key = \(key) AND claim = \(claim)
+                """,
                 logger: logger)
         }
     }
 
     /// Lets a claimed key go, when its request failed: it may be used again.
-    public func releaseIdempotencyKey(_ key: String, apiKeyID: UUID) async throws(StoreError) {
+    public func releaseIdempotencyKey(_ key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) {
         try await perform("releasing idempotency key", idempotent: true) {
             try await client.query(
-                "DELETE FROM idempotency_records WHERE api_key_id = \(apiKeyID) AND key = \(key) AND status IS NULL", logger: logger)
+                """
+                DELETE FROM idempotency_records
+                WHERE api_key_id = \(apiKeyID) AND key = \(key) AND claim = \(claim) AND status IS NULL
+                """,
+                logger: logger)
         }
     }
 

@@ -167,6 +167,27 @@ extension RetractStore {
         }
     }
 
+    /// Gives a claimed item back to the queue, due at once by the database's
+    /// clock, without counting the claim as an attempt: for a worker that
+    /// stops before it is done with the item.
+    ///
+    /// - Returns: false when the claim lapsed (or the item was finished).
+    @discardableResult
+    public func releaseUnfinished(_ item: ClaimedWorkItem) async throws(StoreError) -> Bool {
+        try await perform("releasing work item \(item.id)", idempotent: true) {
+            !(try await client.query(
+                """
+                UPDATE work_items
+                SET claim = NULL, claimed_by = NULL, run_after = now(), attempts = greatest(attempts - 1, 0),
+                    last_error = 'released by a stopping worker'
+                WHERE id = \(item.id) AND claim = \(item.claim)
+                RETURNING id
+                """,
+                logger: logger
+            ).values(of: Int64.self).isEmpty)
+        }
+    }
+
     /// Gives a claimed item back to the queue, due at `notBefore`.
     ///
     /// - Returns: false when the claim lapsed.

@@ -65,9 +65,12 @@ extension StoreError {
             switch state {
             case "23505": return StoreError(.uniqueViolation, message, sqlState: state)
             case "23503": return StoreError(.foreignKeyViolation, message, sqlState: state)
-            case "23514", "23502", "22001", "22P02", "22023": return StoreError(.checkViolation, message, sqlState: state)
+            // Check and not-null violations, and text PostgreSQL cannot hold (a NUL byte, bad UTF-8, a bad date).
+            case "23514", "23502", "22001", "22P02", "22023", "22021", "22P05", "22008", "22007":
+                return StoreError(.checkViolation, message, sqlState: state)
             // admin_shutdown, crash_shutdown, cannot_connect_now and the connection class.
-            case "57P01", "57P02", "57P03", _ where state.hasPrefix("08"):
+            case "57P01", "57P02", "57P03",
+                _ where state.hasPrefix("08"):
                 return StoreError(.connectionLost, message, sqlState: state)
             default: return StoreError(.database, message, sqlState: state)
             }

@@ -69,7 +69,7 @@ enum RetractExitCode {
         switch error.code {
         case .invalidInput: invalidInput
         case .unknownApp: unknownApp
-        case .unknownReference, .unknownRetraction: unknownReference
+        case .unknownReference, .unknownRetraction, .unknownKey: unknownReference
         case .credentials: credentials
         case .store: error.storeError.map(of) ?? other
         }

@@ -134,7 +134,7 @@ struct KeysCommand: AsyncParsableCommand {
             do {
                 guard let uuid = UUID(uuidString: id) else { throw RetractError(.invalidInput, "\"\(id)\" is not a key id (a UUID)") }
                 let revoked = try await database.withStore { store in try await store.revokeAPIKey(id: uuid, actor: AppsCommand.Add.actor) }
-                guard revoked else { throw RetractError(.unknownRetraction, "no active key \(uuid.uuidString.lowercased())") }
+                guard revoked else { throw RetractError(.unknownKey, "no active key \(uuid.uuidString.lowercased())") }
                 print("revoked key \(uuid.uuidString.lowercased())")
             } catch {
                 throw fail("keys revoke", error)

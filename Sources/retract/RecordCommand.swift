@@ -105,7 +105,8 @@ struct SendCommand: AsyncParsableCommand {
             let collapse = try collapseChoice()
             report = try await engine.withEngine(database) { engine in
                 try await engine.send(
-                    app: try await engine.app(named: app), reference: ReferenceID(reference), tokens: tokens, payload: payload, collapseID: collapse)
+                    app: try await engine.app(named: app), reference: ReferenceID(reference), tokens: tokens, payload: payload,
+                    collapseID: collapse)
             }
         } catch {
             throw fail("send", error)
@@ -128,26 +129,6 @@ struct SendCommand: AsyncParsableCommand {
         case (.some(let id), false): .custom(id)
         case (nil, true): CollapseIDChoice.none
         case (nil, false): .reference
-        }
-    }
-
-    private struct SendAccount: Encodable {
-        var accepted: Int
-        var recorded: Int
-        var dead: [String]
-        var skippedDead: Int
-        var failed: Int
-        var failures: [String: Int]
-        var stoppedBecause: String?
-
-        init(_ report: SendReport) {
-            accepted = report.accepted
-            recorded = report.recorded
-            dead = report.dead.map(\.token.hex)
-            skippedDead = report.skippedDead
-            failed = report.failed
-            failures = report.failures
-            stoppedBecause = report.stoppedBecause
         }
     }
 }

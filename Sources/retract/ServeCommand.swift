@@ -69,7 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
             let engineSettings = try engine.settings(lease: lease)
             let apnsSettings = try engine.apnsSettings()
             let registry = PrometheusCollectorRegistry()
-            let factory = PrometheusMetricsFactory(registry: registry)
+            let factory = RetractServer.metricsFactory(registry: registry)
             // The APNs clients count through the global factory; this process has one registry.
             MetricsSystem.bootstrap(factory)
             try await RetractStore.withStore(url: try database.url(), retention: retention, maximumConnections: pool, logger: logger) {

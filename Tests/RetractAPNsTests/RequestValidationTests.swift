@@ -25,6 +25,8 @@ struct RequestValidationTests {
         (request(token: "zz"), .deviceToken, #"is not hex: "zz""#),
         (request(topic: ""), .topic, "is missing"),
         (request(collapseID: String(repeating: "c", count: 65)), .collapseID, "is 65 bytes; at most 64 are allowed"),
+        (request(collapseID: "a\u{0}b"), .collapseID, "holds a control character"),
+        (request(topic: "com.example\napp"), .topic, "holds a control character"),
         (request(body: ""), .body, "is empty"),
         (
             request(body: #"{"aps":{"content-available":1},"x":""# + String(repeating: "x", count: 4070) + "\"}"), .body,

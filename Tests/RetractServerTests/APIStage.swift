@@ -35,7 +35,7 @@ struct APIStage {
                 let engine = RetractEngine(
                     store: store, transports: transports, settings: EngineSettings(idlePoll: .milliseconds(50)),
                     logger: TestDatabase.logger,
-                    metricsFactory: PrometheusMetricsFactory(registry: registry))
+                    metricsFactory: RetractServer.metricsFactory(registry: registry))
                 let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
                 let server = RetractServer(engine: engine, settings: settings, registry: registry, logger: TestDatabase.logger) {
                     continuation.yield($0)

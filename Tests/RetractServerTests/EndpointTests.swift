@@ -32,6 +32,17 @@ struct EndpointTests {
         }
     }
 
+    @Test func aServerBehindANewerSchemaIsNotReady() async throws {
+        try await APIStage.with { stage in
+            _ = try await stage.count(
+                "INSERT INTO retract_schema_migrations (version, name, checksum) VALUES (99, '0099_next.sql', '\\x00') RETURNING 1")
+            let ready = try await stage.call("GET", "/readyz")
+            #expect(ready.status == 503)
+            #expect(ready.problem == "not-ready")
+            #expect((ready.json?["detail"] as? String)?.contains("0099_next.sql") == true)
+        }
+    }
+
     @Test func aChatBackendRecordsThenRetractsAndEveryDeviceGetsTheRemovalPush() async throws {
         try await APIStage.with { stage in
             let key = try await stage.chatKey()

@@ -19,6 +19,8 @@ struct IdempotencyTests {
             #expect(second.body == first.body)
             #expect(first.header("Idempotent-Replayed") == nil)
             #expect(second.header("Idempotent-Replayed") == "true")
+            #expect(second.header("Location") == first.header("Location"))
+            #expect(second.header("Location") != nil)
             #expect(try await stage.count("SELECT count(*) FROM retractions") == 1)
 
             let other = try await stage.call(

@@ -86,6 +86,20 @@ struct ValidationTests {
                 path: deliveries, body: #"{"app":"nope","reference":"r","tokens":\#(tokens)}"#, status: 404, problem: "not-found",
                 field: "app"),
             Case(path: deliveries, body: "[]", status: 422, problem: "invalid-field"),
+            // Bytes PostgreSQL cannot hold never reach it.
+            Case(
+                path: deliveries, body: #"{"app":"ch\u0000at","reference":"r","tokens":\#(tokens)}"#, status: 404, problem: "not-found",
+                field: "app"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r\u0000","tokens":\#(tokens)}"#, status: 422, problem: "invalid-field",
+                field: "reference"),
+            Case(
+                path: retractions, body: #"{\#(app),"references":["r"],"reason":"a\u0000b"}"#, status: 422, problem: "invalid-field",
+                field: "reason"),
+            Case(
+                path: apps, body: #"{"name":"shop","topic":"com.example.sh\u0000op","environment":"sandbox","certificatePath":"/x.p12"}"#,
+                status: 422,
+                problem: "invalid-field", field: "topic"),
             Case(
                 path: deliveries, body: #"[{\#(app),"reference":"ok","tokens":\#(tokens)},{\#(app),"reference":"r","tokens":["xx"]}]"#,
                 status: 422,
@@ -129,6 +143,11 @@ struct ValidationTests {
                 body:
                     #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":{"aps":{"alert":"a"}},"collapseID":"\#(String(repeating: "c", count: 65))"}"#,
                 status: 422, problem: "invalid-field", field: "collapseID"),
+            // Found by scripts/fuzz-api: it used to hang, retried as a lost connection.
+            Case(
+                path: notifications,
+                body: #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":{"aps":{"alert":"a"}},"collapseID":"a\u0000b"}"#,
+                status: 422, problem: "invalid-field", field: "collapseID"),
             Case(
                 path: apps, body: #"{"name":"shop","topic":"com.example.shop","environment":"staging","certificatePath":"/x.p12"}"#,
                 status: 422,
@@ -155,9 +174,20 @@ struct ValidationTests {
             ),
             Case(method: "GET", path: "/v1/devices/\(token)/retractions?limit=0", status: 422, problem: "invalid-field", field: "limit"),
             Case(method: "GET", path: "/v1/devices/\(token)/retractions?app=nope", status: 404, problem: "not-found", field: "app"),
+            // A cursor of the right shape whose transaction is out of range.
+            Case(
+                method: "GET",
+                path: "/v1/devices/\(token)/retractions?since=\(Self.cursor("v1.18446744073709551615.\(UUID().uuidString)"))",
+                status: 422, problem: "invalid-field", field: "since"),
+            Case(method: "GET", path: "/v1/devices/\(token)/retractions?app=%00", status: 404, problem: "not-found", field: "app"),
             Case(method: "DELETE", path: "/v1/retractions", status: 405, problem: "method-not-allowed"),
             Case(method: "GET", path: "/v2/retractions", status: 404, problem: "not-found"),
         ]
+    }
+
+    static func cursor(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
     }
 
     @Test func everyBadRequestNamesItsProblemAndWritesNothing() async throws {

@@ -99,10 +99,18 @@ struct FirstOfTests {
         let clock = ContinuousClock()
         let started = clock.now
         // As when the pool's run() never returns after cancellation: the deadline wins.
-        let value = await firstOf({ try? await Task.sleep(for: .seconds(3600)); return "never" }, { "deadline" })
+        let value = await firstOf(
+            {
+                try? await Task.sleep(for: .seconds(3600)); return "never"
+            }, { "deadline" })
         #expect(value == "deadline")
         #expect(clock.now - started < .seconds(60))
-        #expect(await firstOf({ "first" }, { try? await Task.sleep(for: .seconds(3600)); return "late" }) == "first")
+        #expect(
+            await firstOf(
+                { "first" },
+                {
+                    try? await Task.sleep(for: .seconds(3600)); return "late"
+                }) == "first")
     }
 }
 
@@ -157,5 +165,25 @@ struct DevicePageMergingTests {
         #expect(page.devices.map(\.token) == [token(3)])
         #expect(page.deadSkipped == 1)
         #expect(page.last == token(3))
+    }
+}
+
+@Suite("device feed cursor")
+struct DeviceFeedCursorTests {
+    @Test func aCursorReadsBackAsItWasWritten() throws {
+        let cursor = DeviceFeedCursor(transaction: 981_234, id: UUID())
+        #expect(DeviceFeedCursor(encoded: cursor.encoded) == cursor)
+        #expect(DeviceFeedCursor(encoded: DeviceFeedCursor.start.encoded) == .start)
+        #expect(!cursor.encoded.contains("="))
+    }
+
+    @Test(arguments: ["", "garbage", "djEuMS4y", "v1.1.0", String(repeating: "A", count: 200)])
+    func anythingElseIsNotACursor(text: String) {
+        #expect(DeviceFeedCursor(encoded: text) == nil)
+    }
+
+    @Test func aTransactionBeyondXid8sRangeIsRefused() {
+        let encoded = Data("v1.\(UInt64.max).\(UUID().uuidString)".utf8).base64EncodedString()
+        #expect(DeviceFeedCursor(encoded: encoded) == nil)
     }
 }

@@ -4,9 +4,10 @@
 # 20,000 one-device references ref-0 … ref-19999 recorded first, and the APNs
 # simulator behind it. Each run is two wrk loads of D seconds on C connections:
 # (a) POST /v1/deliveries, 100 new random tokens for a random reference per
-# request, then (b) POST /v1/retractions of one random reference per request.
-# Prints requests/s and the 99th-percentile latency of each per run, then the
-# medians. The workers send what (b) queued between runs. Uses DATABASE_URL's
+# request, then (b) POST /v1/retractions of one random reference per request,
+# then (c) GET /healthz, the same server's HTTP floor (no database, no key),
+# which (a) and (b) are compared with as a ratio within the run. Prints
+# requests/s and the 99th-percentile latency of each per run, then the medians. The workers send what (b) queued between runs. Uses DATABASE_URL's
 # server when set, else a throwaway PostgreSQL removed at exit; RETRACT_BINARY
 # instead of the build when set.
 set -euo pipefail
@@ -94,13 +95,15 @@ if [ "$recorded" -ne "$references" ]; then
     exit 1
 fi
 
-# wrk with Lua script $1 against path $2; prints "requests/s p99-ms". Any
+# wrk with Lua script $1 (- for none: plain GETs) against path $2; prints "requests/s p99-ms". Any
 # answer that is not 2xx fails the benchmark. --foreground keeps wrk in this
 # script's process group, so Ctrl-C reaches it.
 load() {
     local out
+    local script=()
+    [ "$1" = - ] || script=(-s "scripts/lib/$1")
     if ! out=$(timeout --foreground $((duration + 60)) wrk -t2 -c"$connections" -d"${duration}s" --latency \
-        -s "scripts/lib/$1" "$base$2" 2>&1); then
+        "${script[@]}" "$base$2" 2>&1); then
         printf 'bench api: wrk failed:\n%s\n' "$out" >&2
         return 1
     fi
@@ -134,17 +137,25 @@ wait_for_workers() {
 }
 
 echo "duration=${duration}s connections=$connections threads=2 references=$references (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
-echo "record: POST /v1/deliveries of 100 tokens; retract: POST /v1/retractions of 1 reference"
-printf '%-7s%14s%10s%15s%10s\n' run record/s p99-ms retract/s p99-ms
-record_all=() record_p99_all=() retract_all=() retract_p99_all=()
+echo "record: POST /v1/deliveries of 100 tokens; retract: POST /v1/retractions of 1 reference; floor: GET /healthz"
+printf '%-7s%11s%9s%15s%9s%11s%9s%9s%10s\n' run record/s p99-ms retract/s p99-ms floor/s p99-ms "rec/flr" "ret/flr"
+record_all=() record_p99_all=() retract_all=() retract_p99_all=() floor_all=() record_ratio_all=() retract_ratio_all=()
 for run in $(seq 1 "$runs"); do
     wait_for_workers
     result=$(load wrk-deliveries.lua /v1/deliveries)
     read -r record_rate record_p99 <<<"$result"
     result=$(load wrk-retractions.lua /v1/retractions)
     read -r retract_rate retract_p99 <<<"$result"
-    printf '%-7s%14s%10s%15s%10s\n' "$run" "$record_rate" "$record_p99" "$retract_rate" "$retract_p99"
+    result=$(load - /healthz)
+    read -r floor_rate floor_p99 <<<"$result"
+    record_ratio=$(python3 -c "print(round($record_rate / $floor_rate, 3))")
+    retract_ratio=$(python3 -c "print(round($retract_rate / $floor_rate, 3))")
+    printf '%-7s%11s%9s%15s%9s%11s%9s%9s%10s\n' "$run" "$record_rate" "$record_p99" "$retract_rate" "$retract_p99" "$floor_rate" "$floor_p99" \
+        "$record_ratio" "$retract_ratio"
     record_all+=("$record_rate") record_p99_all+=("$record_p99") retract_all+=("$retract_rate") retract_p99_all+=("$retract_p99")
+    floor_all+=("$floor_rate") record_ratio_all+=("$record_ratio") retract_ratio_all+=("$retract_ratio")
 done
-printf '%-7s%14s%10s%15s%10s\n' median "$(median "${record_all[@]}")" "$(median "${record_p99_all[@]}")" \
-    "$(median "${retract_all[@]}")" "$(median "${retract_p99_all[@]}")"
+printf '%-7s%11s%9s%15s%9s%11s%9s%9s%10s\n' median "$(median "${record_all[@]}")" "$(median "${record_p99_all[@]}")" \
+    "$(median "${retract_all[@]}")" "$(median "${retract_p99_all[@]}")" "$(median "${floor_all[@]}")" "" \
+    "$(median "${record_ratio_all[@]}")" "$(median "${retract_ratio_all[@]}")"
+echo "deliveries recorded per second (median): $(python3 -c "print(int($(median "${record_all[@]}") * 100))")"
