@@ -6,7 +6,8 @@
 #   docker build -t retract .
 
 # ---- build ----
-FROM swift:6.1-jammy AS build
+# 6.3: what the project is built and tested with; Hummingbird and swift-prometheus need tools 6.2 at least.
+FROM swift:6.3-jammy AS build
 WORKDIR /build
 
 # The dependencies in a layer of their own: fetched again only when the
@@ -21,7 +22,7 @@ RUN swift build -c release --product retract \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/retract" /staging/retract
 
 # ---- run ----
-FROM swift:6.1-jammy-slim
+FROM swift:6.3-jammy-slim
 # ca-certificates: the system roots that api.push.apple.com's certificate is checked against.
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get update -q \

@@ -25,6 +25,16 @@ CREATE INDEX idempotency_records_by_age ON idempotency_records (created_at);
 -- skipped by a device whose cursor moved past its start time.
 ALTER TABLE retractions ADD COLUMN created_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 
+-- How many live devices received any of `refs` in the app: a retraction's
+-- total. Used when a retraction is made and by `retract notification --dry-run`.
+CREATE FUNCTION retract_device_count(app bigint, refs text[]) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT count(*) FROM (
+        SELECT DISTINCT token FROM deliveries WHERE app_id = app AND reference = ANY(refs)
+    ) d
+    WHERE NOT EXISTS (SELECT 1 FROM dead_tokens dt WHERE dt.app_id = app AND dt.token = d.token)
+$$;
+
 -- Which references a device received: the feed reads a device's own
 -- references first, then the retractions that name any of them. (On a large
 -- ledger, this index build blocks writes to deliveries while it runs: see

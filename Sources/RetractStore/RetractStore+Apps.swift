@@ -35,11 +35,14 @@ extension RetractStore {
     }
 
     public func app(named name: String) async throws(StoreError) -> App? {
-        try await perform("reading app \(name)", idempotent: true) {
+        if let known = appsByName.withLockedValue({ $0[name] }) { return known }
+        let found = try await perform("reading app \(name)", idempotent: true) {
             try await Self.apps(
                 from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE name = \(name)", logger: logger)
             ).first
         }
+        if let found { appsByName.withLockedValue { if $0.count < 10_000 { $0[name] = found } } }
+        return found
     }
 
     public func app(id: Int64) async throws(StoreError) -> App? {

@@ -140,20 +140,10 @@ extension RetractStore {
     /// How many live devices received any of `references`.
     public func countDevices(appID: Int64, references: [ReferenceID]) async throws(StoreError) -> Int {
         try await perform("counting devices of \(Self.describe(references))", idempotent: true) {
-            try await client.query(Self.deviceCount(appID: appID, references: references), logger: logger).values(of: Int.self).first ?? 0
+            let refs = references.map(\.rawValue)
+            return try await client.query("SELECT retract_device_count(\(appID), \(refs)::text[])", logger: logger).values(of: Int.self)
+                .first ?? 0
         }
-    }
-
-    /// The query behind ``countDevices(appID:references:)``, also run inside
-    /// the transaction that makes a retraction.
-    static func deviceCount(appID: Int64, references: [ReferenceID]) -> PostgresQuery {
-        let refs = references.map(\.rawValue)
-        return """
-            SELECT count(*) FROM (
-                SELECT DISTINCT token FROM deliveries WHERE app_id = \(appID) AND reference = ANY(\(refs)::text[])
-            ) d
-            WHERE NOT EXISTS (SELECT 1 FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
-            """
     }
 
     // MARK: - Checks before writing

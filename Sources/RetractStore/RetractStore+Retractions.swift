@@ -18,38 +18,43 @@ extension RetractStore {
         let id = UUID()
         let refs = references.map(\.rawValue)
         do {
+            // One statement: atomic without a transaction of its own, and one round trip on the
+            // path a chat backend waits on. The work item and the audit line are written by the
+            // same statement, only when the retraction row is.
+            let subject = id.uuidString.lowercased()
+            let joined = refs.joined(separator: ",")
             let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) {
-                try await client.withTransaction(logger: logger) { connection in
-                    let total = try await connection.rows(Self.deviceCount(appID: request.appID, references: references), logger: logger)
-                        .values(of: Int.self).first ?? 0
-                    let finished = request.dryRun || total == 0
-                    let rows = try await connection.query(
-                        """
+                let rows = try await client.query(
+                    """
+                    WITH total AS (SELECT retract_device_count(\(request.appID), \(refs)::text[]) AS devices),
+                    made AS (
                         INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total,
                                                  idempotency_key, request_hash, finished_at)
-                        VALUES (\(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
-                                \(finished ? "done" : "queued"), \(total), \(request.idempotencyKey), \(requestHash),
-                                CASE WHEN \(finished) THEN now() END)
+                        SELECT \(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
+                               CASE WHEN \(request.dryRun) OR devices = 0 THEN 'done' ELSE 'queued' END, devices,
+                               \(request.idempotencyKey), \(requestHash),
+                               CASE WHEN \(request.dryRun) OR devices = 0 THEN now() END
+                        FROM total
                         RETURNING \(unescaped: Self.retractionColumns)
-                        """,
-                        logger: logger
+                    ),
+                    queued AS (
+                        INSERT INTO work_items (retraction_id, kind) SELECT id, 'page' FROM made WHERE state = 'queued'
+                    ),
+                    audited AS (
+                        INSERT INTO audit_log (actor, action, app_id, subject, details)
+                        SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
+                               jsonb_strip_nulls(jsonb_build_object(
+                                   'references', \(joined)::text, 'devices', total::text, 'dryRun', dry_run::text, 'reason', \(request.reason)::text))
+                        FROM made
                     )
-                    guard let retraction = try await Self.retractions(from: rows).first else {
-                        throw StoreError(.database, "creating a retraction: no row came back")
-                    }
-                    if !finished {
-                        try await connection.query(
-                            "INSERT INTO work_items (retraction_id, kind) VALUES (\(id), 'page')", logger: logger)
-                    }
-                    var details = ["references": refs.joined(separator: ","), "devices": "\(total)", "dryRun": "\(request.dryRun)"]
-                    details["reason"] = request.reason
-                    try await Self.audit(
-                        AuditEntry(
-                            actor: request.requestedBy, action: "retraction.created", appID: request.appID,
-                            subject: id.uuidString.lowercased(), details: details),
-                        on: connection, logger: logger)
-                    return retraction
+                    SELECT \(unescaped: Self.retractionColumns) FROM made
+                    """,
+                    logger: logger
+                )
+                guard let retraction = try await Self.retractions(from: rows).first else {
+                    throw StoreError(.database, "creating a retraction: no row came back")
                 }
+                return retraction
             }
             return (retraction, false)
         } catch let error where error.code == .uniqueViolation && request.idempotencyKey != nil {
@@ -139,7 +144,9 @@ extension RetractStore {
     /// SHA-256 over what makes two requests the same request.
     private static func hash(of request: RetractionRequest, references: [ReferenceID]) -> [UInt8] {
         var hasher = SHA256()
-        let fields = ["\(request.appID)", references.map(\.rawValue).joined(separator: "\u{0}"), request.reason ?? "\u{1}", "\(request.dryRun)"]
+        let fields = [
+            "\(request.appID)", references.map(\.rawValue).joined(separator: "\u{0}"), request.reason ?? "\u{1}", "\(request.dryRun)",
+        ]
         for field in fields {
             hasher.update(data: Data(field.utf8))
             hasher.update(data: Data([0xFF]))

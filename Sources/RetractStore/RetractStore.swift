@@ -19,6 +19,10 @@ public final class RetractStore: Sendable {
     let knownPartitions = NIOLockedValueBox<Set<String>>([])
     /// Apps known to exist.
     let knownApps = NIOLockedValueBox<Set<Int64>>([])
+    /// Apps read by name. Retract never changes or deletes an app, so every
+    /// API request need not read its app again (a row edited by hand is seen
+    /// after a restart, as the APNs connections made for it are).
+    let appsByName = NIOLockedValueBox<[String: App]>([:])
 
     /// A store over `client`, which the caller runs (`client.run()`), as a
     /// service of the server's lifecycle, say.

@@ -24,6 +24,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 references=20000 # as in scripts/lib/wrk-*.lua
+threads=$((connections < 2 ? connections : 2)) # wrk wants a connection per thread at least
 
 if ! command -v wrk >/dev/null 2>&1; then
     echo "bench api: installing wrk" >&2
@@ -102,7 +103,7 @@ load() {
     local out
     local script=()
     [ "$1" = - ] || script=(-s "scripts/lib/$1")
-    if ! out=$(timeout --foreground $((duration + 60)) wrk -t2 -c"$connections" -d"${duration}s" --latency \
+    if ! out=$(timeout --foreground $((duration + 60)) wrk -t"$threads" -c"$connections" -d"${duration}s" --latency \
         "${script[@]}" "$base$2" 2>&1); then
         printf 'bench api: wrk failed:\n%s\n' "$out" >&2
         return 1
@@ -136,7 +137,7 @@ wait_for_workers() {
     echo "bench api: the workers still have $depth items queued; measuring anyway" >&2
 }
 
-echo "duration=${duration}s connections=$connections threads=2 references=$references (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
+echo "duration=${duration}s connections=$connections threads=$threads references=$references (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
 echo "record: POST /v1/deliveries of 100 tokens; retract: POST /v1/retractions of 1 reference; floor: GET /healthz"
 printf '%-7s%11s%9s%15s%9s%11s%9s%9s%10s\n' run record/s p99-ms retract/s p99-ms floor/s p99-ms "rec/flr" "ret/flr"
 record_all=() record_p99_all=() retract_all=() retract_p99_all=() floor_all=() record_ratio_all=() retract_ratio_all=()
