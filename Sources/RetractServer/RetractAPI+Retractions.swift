@@ -31,7 +31,7 @@ extension RetractAPI {
         let dryRun = given.dryRun ?? false
         // Where this process sends, a key it cannot read is refused before anything is written.
         if !dryRun && settings.mode.runsWorkers { _ = try engine.transports.transport(for: app) }
-        // The ledger keeps the key with the retraction, in the same transaction: a retry after
+        // The ledger keeps the key with the retraction, in the same statement: a retry after
         // a crash that lost the HTTP layer's record still finds the first retraction.
         let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
         let (retraction, _) = try await engine.startRetraction(

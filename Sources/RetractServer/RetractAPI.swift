@@ -64,14 +64,16 @@ struct RetractAPI: Sendable {
         post(router, "/v1/notifications") { try await send($0) }
         post(router, "/v1/retractions") { try await retract($0) }
         get(router, "/v1/retractions/:id") { request, context in
-            try await health.whileUp {
-                let caller = try await authenticate(request, context: context)
+            let key = try APIKeySecret.bearer(in: request)
+            return try await health.whileUp {
+                let caller = try await authenticate(key, context: context)
                 return try await status(context.parameters.get("id") ?? "", caller: caller).response
             }
         }
         get(router, "/v1/devices/:token/retractions") { request, context in
-            try await health.whileUp {
-                let caller = try await authenticate(request, context: context)
+            let key = try APIKeySecret.bearer(in: request)
+            return try await health.whileUp {
+                let caller = try await authenticate(key, context: context)
                 return try await deviceFeed(context.parameters.get("token") ?? "", query: request.uri.queryParameters, caller: caller)
                     .response
             }
@@ -85,17 +87,18 @@ struct RetractAPI: Sendable {
         router.get(RouterPath(path), use: handler)
     }
 
-    /// A POST: the body is read first (it needs no database, and no task but
-    /// the request's may read it); the key is checked while the database is
+    /// A POST: a missing or malformed key is refused before the body is
+    /// read; the body is read next (it needs no database, and no task but the
+    /// request's may read it); the key is looked up while the database is
     /// known to be up; the handler then runs to its end, so a request that
     /// has started writing is never abandoned half-way.
     private func post(_ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (PostInput) async throws -> Answer) {
         routes.add(.post, path)
         router.post(RouterPath(path)) { request, context in
+            let key = try APIKeySecret.bearer(in: request)
             var request = request
             let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
-            let headers = request
-            let caller = try await health.whileUp { try await authenticate(headers, context: context) }
+            let caller = try await health.whileUp { try await authenticate(key, context: context) }
             let input = PostInput(body: body, caller: caller, idempotencyKey: try Self.idempotencyKey(in: request))
             return try await idempotent(request, input: input, handler)
         }
@@ -103,8 +106,8 @@ struct RetractAPI: Sendable {
 
     // MARK: - Authentication
 
-    func authenticate(_ request: Request, context: APIContext) async throws -> Caller {
-        let key = try APIKeySecret.bearer(in: request)
+    /// The key's record, if it exists and is not revoked; 401 otherwise.
+    func authenticate(_ key: String, context: APIContext) async throws -> Caller {
         let hash = APIKeySecret.hash(key)
         let challenge: HTTPFields = [.wwwAuthenticate: #"Bearer realm="retract""#]
         guard let record = try await store.apiKey(hash: hash), APIKeySecret.constantTimeEqual(record.keyHash, hash) else {

@@ -39,6 +39,9 @@ struct AuthorizationTests {
                 if status == 401 { #expect(answer.header("WWW-Authenticate")?.hasPrefix("Bearer") == true, "\(name)") }
             }
             #expect(try await stage.count("SELECT count(*) FROM retractions") == 0)
+            // A request without a key is refused before its body is read: 401, not 413.
+            let unread = try await stage.call("POST", "/v1/deliveries", body: #"{"pad":"\#(String(repeating: "p", count: 1_200_000))"}"#)
+            #expect(unread.status == 401)
 
             let made = try await stage.call("POST", "/v1/retractions", key: full, body: body)
             #expect(made.status == 202, "\(made)")
