@@ -1,3 +1,5 @@
+import RetractKit
+
 extension APNsRequest {
     /// Checks what APNs would refuse, so that it is refused here instead.
     public func validate() throws(APNsRequestError) {
@@ -11,11 +13,11 @@ extension APNsRequest {
         }
         guard !topic.isEmpty else { throw APNsRequestError(field: .topic, reason: "is missing") }
         // A header value cannot hold control characters: HTTP/2 would refuse the stream.
-        guard !topic.utf8.contains(where: \.isControl) else { throw APNsRequestError(field: .topic, reason: "holds a control character") }
+        guard !topic.containsControlCharacters else { throw APNsRequestError(field: .topic, reason: "holds a control character") }
         if let collapseID, collapseID.utf8.count > 64 {
             throw APNsRequestError(field: .collapseID, reason: "is \(collapseID.utf8.count) bytes; at most 64 are allowed")
         }
-        if let collapseID, collapseID.utf8.contains(where: \.isControl) {
+        if let collapseID, collapseID.containsControlCharacters {
             throw APNsRequestError(field: .collapseID, reason: "holds a control character")
         }
         let size = body.readableBytes
@@ -45,8 +47,6 @@ extension APNsRequest {
 }
 
 extension UInt8 {
-    fileprivate var isControl: Bool { self < 0x20 || self == 0x7F }
-
     fileprivate var isHexDigit: Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)

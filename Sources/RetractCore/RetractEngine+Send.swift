@@ -10,6 +10,14 @@ public enum CollapseIDChoice: Sendable, Hashable {
     case reference
     case custom(String)
     case none
+
+    /// What makes `id` unfit for `apns-collapse-id`, or nil: APNs takes 1 to
+    /// 64 bytes, and an HTTP header no control characters.
+    public static func problem(with id: String) -> String? {
+        if id.isEmpty || id.utf8.count > 64 { return "\(id.utf8.count) bytes; APNs takes 1 to 64" }
+        if id.containsControlCharacters { return "control characters cannot go in an HTTP header" }
+        return nil
+    }
 }
 
 /// What sending an original to a list of devices came to.
@@ -86,8 +94,8 @@ extension RetractEngine {
         case .custom(let id): collapse = id
         case .none: collapse = nil
         }
-        if let collapse, collapse.utf8.count > 64 || collapse.isEmpty {
-            throw RetractError(.invalidInput, "collapse id \"\(collapse.prefix(80))\": 1 to 64 bytes (APNs's limit)")
+        if let collapse, let problem = CollapseIDChoice.problem(with: collapse) {
+            throw RetractError(.invalidInput, "collapse id \"\(collapse.prefix(80).debugDescription.dropFirst().dropLast())\": \(problem)")
         }
         let transport = try transports.transport(for: app)
         let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)

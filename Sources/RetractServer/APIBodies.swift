@@ -192,17 +192,18 @@ enum Validate {
 
     /// An RFC 3339 time, with or without fractional seconds.
     static func date(_ text: String, field: String) throws(APIProblem) -> Date {
-        let plain = ISO8601DateFormatter()
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions.insert(.withFractionalSeconds)
-        guard let date = plain.date(from: text) ?? fractional.date(from: text) else {
+        guard let date = (try? Date(text, strategy: plainTime)) ?? (try? Date(text, strategy: fractionalTime)) else {
             throw APIProblem.invalid(field, "\"\(text.prefix(80))\" is not an RFC 3339 time such as 2026-11-23T10:00:00Z")
         }
         return date
     }
 
+    private static let plainTime = Date.ISO8601FormatStyle()
+    private static let fractionalTime = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
     static func text(_ text: String, field: String, maximumLength: Int) throws(APIProblem) -> String {
         guard text.count <= maximumLength else { throw APIProblem.invalid(field, "\(text.count) characters; at most \(maximumLength)") }
+        // Line breaks and tabs are fine in a reason; NUL is not (PostgreSQL cannot store it).
         guard !text.unicodeScalars.contains(where: { $0.value == 0 }) else {
             throw APIProblem.invalid(field, "the NUL character is not allowed")
         }

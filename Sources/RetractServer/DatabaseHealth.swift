@@ -4,9 +4,10 @@ import Metrics
 import NIOConcurrencyHelpers
 import RetractStore
 
-/// Whether PostgreSQL answers, as the server last saw it: a ping every
-/// second, and every request that lost its connection. While it is down the
-/// API answers 503 at once instead of waiting on a pool that cannot connect.
+/// Whether PostgreSQL answers, as the server's ping (every second) last saw
+/// it; a request that loses its own connection answers 503 for itself only.
+/// While it is down the API answers 503 at once instead of waiting on a pool
+/// that cannot connect.
 final class DatabaseHealth: Sendable {
     private struct State {
         var up = true

@@ -35,17 +35,11 @@ extension RetractAPI {
         }
         let now = Date()
         let oldest = store.retention.oldestKept(now: now)
-        var apps: [String: App] = [:]
         var deliveries: [Delivery] = []
         deliveries.reserveCapacity(total)
         for (object, prefix) in objects {
-            let app: App
-            if let known = apps[object.app] {
-                app = known
-            } else {
-                app = try await self.app(named: object.app, for: caller, field: prefix + "app")
-                apps[object.app] = app
-            }
+            // The store keeps apps read by name: one lookup per app, not per object.
+            let app = try await self.app(named: object.app, for: caller, field: prefix + "app")
             let reference = try Validate.reference(object.reference, field: prefix + "reference")
             let tokens = try Validate.tokens(object.tokens, field: prefix + "tokens", limit: Self.maximumDeliveriesPerRequest)
             var sentAt = now
@@ -72,13 +66,8 @@ extension RetractAPI {
         let app = try await app(named: given.app, for: caller, field: "app")
         let reference = try Validate.reference(given.reference, field: "reference")
         let tokens = try Validate.tokens(given.tokens, field: "tokens", limit: Self.maximumSendTokens)
-        if let collapseID = given.collapseID {
-            if collapseID.isEmpty || collapseID.utf8.count > 64 {
-                throw APIProblem.invalid("collapseID", "\(collapseID.utf8.count) bytes; APNs takes 1 to 64")
-            }
-            if collapseID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-                throw APIProblem.invalid("collapseID", "control characters cannot go in an HTTP header")
-            }
+        if let collapseID = given.collapseID, let problem = CollapseIDChoice.problem(with: collapseID) {
+            throw APIProblem.invalid("collapseID", problem)
         }
         let payload = try Self.payloadBytes(of: body)
         // A key that cannot be read is refused before anything is written.

@@ -65,10 +65,10 @@ public struct AppRegistration: Hashable, Sendable {
         if !Self.isValidName(name) {
             return "name \"\(name)\": 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
         }
-        if topic.isEmpty || topic.utf8.count > 255 || topic.contains(where: \.isWhitespace) || Self.hasControlCharacters(topic) {
+        if topic.isEmpty || topic.utf8.count > 255 || topic.contains(where: \.isWhitespace) || topic.containsControlCharacters {
             return "topic \"\(topic.debugDescription.dropFirst().dropLast())\": the app's bundle id, 1 to 255 characters without spaces"
         }
-        if let endpoint, !endpoint.hasPrefix("https://") || Self.hasControlCharacters(endpoint) || URL(string: endpoint) == nil {
+        if let endpoint, !endpoint.hasPrefix("https://") || endpoint.containsControlCharacters || URL(string: endpoint) == nil {
             return "endpoint \"\(endpoint.debugDescription.dropFirst().dropLast())\": an https:// URL"
         }
         if case .token(let keyID, let teamID, let keyPath) = authentication {
@@ -76,15 +76,11 @@ public struct AppRegistration: Hashable, Sendable {
             where value.range(of: #"^[A-Z0-9]{10}$"#, options: .regularExpression) == nil {
                 return "\(field) \"\(value)\": 10 uppercase letters or digits, as Apple issues it"
             }
-            if keyPath.isEmpty || Self.hasControlCharacters(keyPath) { return "key path: the path of the .p8 file" }
+            if keyPath.isEmpty || keyPath.containsControlCharacters { return "key path: the path of the .p8 file" }
         }
-        if case .certificate(let path) = authentication, path.isEmpty || Self.hasControlCharacters(path) {
+        if case .certificate(let path) = authentication, path.isEmpty || path.containsControlCharacters {
             return "certificate path: the path of the .p12 or .pem file"
         }
         return nil
-    }
-
-    private static func hasControlCharacters(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 }

@@ -24,7 +24,7 @@ public struct Delivery: Hashable, Sendable {
             return "\(length) bytes; a reference has 1 to \(maximumReferenceLength)"
         }
         // Control characters have no place in an id, and would break log lines and the CLI's output.
-        if let control = reference.rawValue.unicodeScalars.first(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+        if let control = reference.rawValue.firstControlCharacter {
             return "a reference cannot hold control characters (U+\(String(format: "%04X", control.value)))"
         }
         return nil
