@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "RetractKit", targets: ["RetractKit"]),
         .library(name: "RetractAPNs", targets: ["RetractAPNs"]),
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
+        .library(name: "RetractFCM", targets: ["RetractFCM"]),
+        .library(name: "FCMSimulator", targets: ["FCMSimulator"]),
         .library(name: "RetractStore", targets: ["RetractStore"]),
         .library(name: "RetractCore", targets: ["RetractCore"]),
         .library(name: "RetractServer", targets: ["RetractServer"]),
@@ -32,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Foundation only: no package dependency may be added here.
@@ -72,6 +75,40 @@ let package = Package(
             ]
         ),
         .target(
+            // Firebase Cloud Messaging HTTP v1: service accounts, OAuth2 tokens, messages:send.
+            name: "RetractFCM",
+            dependencies: [
+                "RetractKit",
+                "RetractAPNs",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            // A stand-in for Google's token endpoint and FCM's messages:send, over HTTP/2 and TLS.
+            name: "FCMSimulator",
+            dependencies: [
+                "RetractFCM",
+                "APNsSimulator",
+                "RetractKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "RetractStore",
             dependencies: [
                 "RetractKit",
@@ -90,6 +127,7 @@ let package = Package(
         .target(
             name: "RetractCore",
             dependencies: [
+                "RetractFCM",
                 "RetractKit",
                 "RetractAPNs",
                 "RetractStore",
@@ -123,6 +161,8 @@ let package = Package(
         .executableTarget(
             name: "retract",
             dependencies: [
+                "RetractFCM",
+                "FCMSimulator",
                 "RetractKit",
                 "RetractAPNs",
                 "APNsSimulator",
@@ -142,6 +182,8 @@ let package = Package(
         .executableTarget(
             name: "retract-bench",
             dependencies: [
+                "RetractFCM",
+                "FCMSimulator",
                 "RetractKit",
                 "RetractAPNs",
                 "APNsSimulator",
@@ -157,6 +199,10 @@ let package = Package(
         .target(
             name: "RetractTestSupport",
             dependencies: [
+                "RetractCore",
+                "RetractAPNs",
+                "FCMSimulator",
+                "RetractFCM",
                 "RetractStore",
                 "RetractKit",
                 "APNsSimulator",
@@ -194,6 +240,8 @@ let package = Package(
         .testTarget(
             name: "RetractCoreTests",
             dependencies: [
+                "RetractFCM",
+                "FCMSimulator",
                 "RetractCore",
                 "RetractTestSupport",
                 "APNsSimulator",
@@ -209,6 +257,7 @@ let package = Package(
             // The HTTP API over real sockets, against a real ledger and the simulator.
             name: "RetractServerTests",
             dependencies: [
+                "FCMSimulator",
                 "RetractServer",
                 "RetractCore",
                 "RetractStore",
@@ -223,6 +272,17 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "RetractFCMTests",
+            dependencies: [
+                "RetractFCM",
+                "FCMSimulator",
+                "RetractKit",
+                "RetractAPNs",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "APNsSimulatorTests",
             dependencies: ["APNsSimulator", "RetractAPNs"]
         ),
@@ -231,6 +291,7 @@ let package = Package(
             // executable target makes `swift build --build-tests` build it.
             name: "retractTests",
             dependencies: [
+                "FCMSimulator",
                 "retract",
                 "RetractTestSupport",
                 "APNsSimulator",

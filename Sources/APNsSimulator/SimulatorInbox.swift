@@ -10,6 +10,13 @@ public struct ReceivedPush: Sendable, Hashable, Codable {
     public var body: Data
     public var receivedAt: Date
 
+    public init(apnsID: UUID, headers: [String: String], body: Data, receivedAt: Date) {
+        self.apnsID = apnsID
+        self.headers = headers
+        self.body = body
+        self.receivedAt = receivedAt
+    }
+
     /// The body as the `userInfo` dictionary iOS would hand the app.
     public var userInfo: [AnyHashable: Any] {
         (try? JSONSerialization.jsonObject(with: body)) as? [AnyHashable: Any] ?? [:]

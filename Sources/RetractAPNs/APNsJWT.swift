@@ -64,14 +64,14 @@ public enum APNsJWT {
         return Claims(keyID: header.kid, teamID: body.iss, issuedAt: Date(timeIntervalSince1970: TimeInterval(body.iat)))
     }
 
-    static func base64URL(_ data: some DataProtocol) -> String {
+    package static func base64URL(_ data: some DataProtocol) -> String {
         Data(data).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func data(base64URL text: Substring) -> Data? {
+    package static func data(base64URL text: Substring) -> Data? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64)

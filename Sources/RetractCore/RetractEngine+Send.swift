@@ -22,6 +22,8 @@ public enum CollapseIDChoice: Sendable, Hashable {
 
 /// What sending an original to a list of devices came to.
 public struct SendReport: Sendable, Hashable {
+    /// The service the notification went through.
+    public var service: PushService = .apns
     /// Devices APNs accepted the notification for.
     public var accepted = 0
     /// Deliveries written to the ledger that were not there before.
@@ -32,7 +34,7 @@ public struct SendReport: Sendable, Hashable {
     public var skippedDead = 0
     /// Devices not reached, by reason.
     public var failures: [String: Int] = [:]
-    /// Set when APNs refused the app's credentials and sending stopped; the
+    /// Set when the push service refused the app's credentials and sending stopped; the
     /// devices not tried are counted under this reason in ``failures``.
     public var stoppedBecause: String?
 
@@ -43,7 +45,7 @@ public struct SendReport: Sendable, Hashable {
 public struct SendAccount: Encodable, Sendable {
     public var accepted: Int
     public var recorded: Int
-    /// The tokens found dead, in hex.
+    /// The tokens found dead: hex for APNs, registration tokens for FCM.
     public var dead: [String]
     public var skippedDead: Int
     public var failed: Int
@@ -53,7 +55,7 @@ public struct SendAccount: Encodable, Sendable {
     public init(_ report: SendReport) {
         accepted = report.accepted
         recorded = report.recorded
-        dead = report.dead.map(\.token.hex)
+        dead = report.dead.map { report.service.text(of: $0.token) }
         skippedDead = report.skippedDead
         failed = report.failed
         failures = report.failures
@@ -62,8 +64,10 @@ public struct SendAccount: Encodable, Sendable {
 }
 
 extension RetractEngine {
-    /// Sends `payload` (a JSON object with `aps`) to `tokens` with `reference`
-    /// written into its custom data, recording the deliveries in the ledger.
+    /// Sends `payload` (a JSON object with `aps`) to `tokens` through `service`
+    /// with `reference` written into its custom data, recording the deliveries
+    /// in the ledger. Through FCM, the custom data travels in `data` as a
+    /// JSON string (see ``FCMMessage``).
     ///
     /// Devices go in batches of ``EngineSettings/recordBatch``. A batch is
     /// recorded *before* it is sent, so a process killed while sending leaves
@@ -76,7 +80,8 @@ extension RetractEngine {
         reference: ReferenceID,
         tokens: [DeviceToken],
         payload: Data,
-        collapseID: CollapseIDChoice = .reference
+        collapseID: CollapseIDChoice = .reference,
+        via service: PushService = .apns
     ) async throws(RetractError) -> SendReport {
         if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "reference \"\(reference)\": \(problem)") }
         guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token") }
@@ -97,10 +102,10 @@ extension RetractEngine {
         if let collapse, let problem = CollapseIDChoice.problem(with: collapse) {
             throw RetractError(.invalidInput, "collapse id \"\(collapse.prefix(80).debugDescription.dropFirst().dropLast())\": \(problem)")
         }
-        let transport = try transports.transport(for: app)
+        let transport = try transports.transport(for: app, via: service)
         let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)
 
-        var report = SendReport()
+        var report = SendReport(service: service)
         let unique = Array(Set(tokens)).sorted()
         for start in stride(from: 0, to: unique.count, by: settings.recordBatch) {
             let batch = Array(unique[start..<min(start + settings.recordBatch, unique.count)])
@@ -113,7 +118,7 @@ extension RetractEngine {
             }
             let live = batch.filter { !known.contains($0) }
             report.skippedDead += batch.count - live.count
-            report.recorded += try await record(app: app, reference: reference, tokens: live)
+            report.recorded += try await record(app: app, reference: reference, tokens: live, via: service)
             let outcomes = await sendWithRetries(live.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
             var dead: [DeadToken] = []
             for (token, outcome) in zip(live, outcomes) {
@@ -123,7 +128,7 @@ extension RetractEngine {
                 case .tokenDead(let since, let reason): dead.append(DeadToken(token: token, since: since, reason: reason))
                 case .failed(let reason), .retry(_, let reason): report.failures[reason, default: 0] += 1
                 case .authenticationFailed(let reason):
-                    report.stoppedBecause = "APNs refused the app's credentials: \(reason)"
+                    report.stoppedBecause = "\(service) refused the app's credentials: \(reason)"
                     report.failures[report.stoppedBecause!, default: 0] += 1
                 }
             }

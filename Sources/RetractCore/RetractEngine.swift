@@ -44,15 +44,17 @@ public final class RetractEngine: Sendable {
 
     // MARK: - Recording
 
-    /// Records that `reference` reached `tokens`, in batches.
+    /// Records that `reference` reached `tokens` through `service`, in batches.
     ///
     /// - Returns: how many deliveries were new.
-    public func record(app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date()) async throws(RetractError) -> Int {
+    public func record(
+        app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns
+    ) async throws(RetractError) -> Int {
         var recorded = 0
         // A failure part-way leaves the earlier batches recorded; recording them again changes nothing.
         for start in stride(from: 0, to: tokens.count, by: Self.recordStatement) {
             let batch = tokens[start..<min(start + Self.recordStatement, tokens.count)].map {
-                Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt)
+                Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service)
             }
             recorded += try await RetractError.store { () async throws(StoreError) in try await store.record(batch) }
         }

@@ -168,14 +168,6 @@ public final class RetractionWorker: Sendable {
     private func work(_ item: ClaimedWorkItem) async throws(StoreError) {
         // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
-        let transport: any PushTransport
-        do {
-            transport = try engine.transports.transport(for: job.app)
-        } catch {
-            stop(job, because: error.message)
-            try await store.finish([WorkResult(item: item, stopReason: error.message)])
-            return
-        }
         var tally: Tally
         switch item.kind {
         case .page(let after, let through):
@@ -186,7 +178,7 @@ public final class RetractionWorker: Sendable {
             if page.mayHaveMore, let last = page.last {
                 guard try await store.splitPage(item, at: last) else { return }
             }
-            tally = await send(page.devices, job: job, transport: transport, attempt: 1, isRetry: false)
+            tally = await send(page.devices, job: job, attempt: 1, isRetry: false)
             tally.counts.dead += page.deadSkipped
         case .push(let device):
             // Marked dead since it was queued (by another retraction, say): not sent again.
@@ -195,14 +187,14 @@ public final class RetractionWorker: Sendable {
                 tally.counts.dead = 1
                 tally.counts.retrying = -1
             } else {
-                tally = await send([device], job: job, transport: transport, attempt: item.attempts, isRetry: true)
+                tally = await send([device], job: job, attempt: item.attempts, isRetry: true)
             }
         }
         // Cancelled mid-send, the tally lacks the devices not reached: finishing
         // would drop them. The item is released instead (keepingLease).
         guard !Task.isCancelled else { return }
         // What was sent before a refusal still counts; the retraction stops in the same transaction.
-        let stopReason = tally.refusal.map { "APNs refused the app's credentials (\($0)); fix them, then retract again" }
+        let stopReason = tally.stopReason
         if let stopReason { stop(job, because: stopReason) }
         let finished = try await store.finishReporting([
             WorkResult(
@@ -248,8 +240,9 @@ public final class RetractionWorker: Sendable {
         var retries: [PushRetry] = []
         var dead: [DeadToken] = []
         var failures: [String: Int] = [:]
-        /// Set when APNs refused the app's credentials.
-        var refusal: String?
+        /// Set when the app's credentials could not be used or were refused:
+        /// the retraction stops, and its account says why.
+        var stopReason: String?
 
         /// - Parameter isRetry: the device was a queued retry, counted in `retrying` until now.
         mutating func add(_ outcome: PushOutcome, for device: DeviceReferences, attempt: Int, isRetry: Bool) {
@@ -271,15 +264,24 @@ public final class RetractionWorker: Sendable {
                 failures[reason, default: 0] += 1
             case .authenticationFailed(let reason):
                 // Not counted: the retraction stops, and its account says why.
-                refusal = reason
+                stopReason = "\(device.transport) refused the app's credentials (\(reason)); fix them, then retract again"
             }
         }
     }
 
-    private func send(
-        _ devices: [DeviceReferences], job: Job, transport: any PushTransport, attempt: Int, isRetry: Bool
-    ) async -> Tally {
+    /// Sends to each device through the service its delivery went through.
+    private func send(_ devices: [DeviceReferences], job: Job, attempt: Int, isRetry: Bool) async -> Tally {
         var tally = Tally()
+        // Made before anything is sent: credentials that cannot be used stop the retraction with nothing counted.
+        var transports: [PushService: any PushTransport] = [:]
+        for service in Set(devices.map(\.transport)) {
+            do {
+                transports[service] = try engine.transports.transport(for: job.app, via: service)
+            } catch {
+                tally.stopReason = error.message
+                return tally
+            }
+        }
         var bodies = BodyCache(builder: PayloadBuilder(dialect: job.app.dialect))
         let refused = NIOLockedValueBox(false)
         let window = engine.window
@@ -303,6 +305,7 @@ public final class RetractionWorker: Sendable {
                     window.release()
                     break
                 }
+                let transport = transports[device.transport]!
                 group.addTask {
                     defer { window.release() }
                     var outcome = PushOutcome.accepted

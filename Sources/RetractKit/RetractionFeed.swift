@@ -53,11 +53,29 @@ public struct RetractionFeed: Sendable {
         self.session = session
     }
 
-    /// Reads the retractions after `cursor` (nil: from the start), one page.
+    /// Reads the retractions after `cursor` (nil: from the start), one page,
+    /// for a device with an APNs token.
     public func page(for token: DeviceToken, since cursor: String?, limit: Int? = nil) async throws(FeedError) -> Page {
+        try await page(at: Device(pathToken: token.hex, transport: nil), since: cursor, limit: limit)
+    }
+
+    /// Reads one page for a device reached through Firebase Cloud Messaging,
+    /// by its FCM registration token.
+    public func page(forFCMToken token: String, since cursor: String?, limit: Int? = nil) async throws(FeedError) -> Page {
+        try await page(at: Device(pathToken: token, transport: "fcm"), since: cursor, limit: limit)
+    }
+
+    /// A device as the feed's URL names it.
+    private struct Device {
+        var pathToken: String
+        var transport: String?
+    }
+
+    private func page(at device: Device, since cursor: String?, limit: Int?) async throws(FeedError) -> Page {
         var components = URLComponents(
-            url: baseURL.appendingPathComponent("v1/devices/\(token.hex)/retractions"), resolvingAgainstBaseURL: false)
+            url: baseURL.appendingPathComponent("v1/devices/\(device.pathToken)/retractions"), resolvingAgainstBaseURL: false)
         var query: [URLQueryItem] = []
+        if let transport = device.transport { query.append(URLQueryItem(name: "transport", value: transport)) }
         if let cursor { query.append(URLQueryItem(name: "since", value: cursor)) }
         if let app { query.append(URLQueryItem(name: "app", value: app)) }
         if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
@@ -87,11 +105,24 @@ public struct RetractionFeed: Sendable {
     public func catchUp(
         token: DeviceToken, since cursor: String?, handler: RetractionHandler
     ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
+        try await catchUp(Device(pathToken: token.hex, transport: nil), since: cursor, handler: handler)
+    }
+
+    /// ``catchUp(token:since:handler:)`` for a device reached through FCM, by its registration token.
+    public func catchUp(
+        fcmToken: String, since cursor: String?, handler: RetractionHandler
+    ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
+        try await catchUp(Device(pathToken: fcmToken, transport: "fcm"), since: cursor, handler: handler)
+    }
+
+    private func catchUp(
+        _ device: Device, since cursor: String?, handler: RetractionHandler
+    ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
         var references: Set<ReferenceID> = []
         var cursor = cursor
         // A server that kept saying "more" would otherwise keep the app busy forever.
         for _ in 0..<Self.maximumPages {
-            let page = try await page(for: token, since: cursor)
+            let page = try await page(at: device, since: cursor, limit: nil)
             references.formUnion(page.references)
             cursor = page.cursor
             if !page.hasMore { break }

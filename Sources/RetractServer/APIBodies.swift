@@ -16,6 +16,7 @@ struct AppBody: Decodable {
     var teamID: String?
     var keyPath: String?
     var certificatePath: String?
+    var fcmServiceAccountPath: String?
 }
 
 struct AppView: Encodable {
@@ -30,6 +31,7 @@ struct AppView: Encodable {
     var teamID: String?
     var keyPath: String?
     var certificatePath: String?
+    var fcmServiceAccountPath: String?
     var createdAt: Date
 
     init(_ app: App) {
@@ -49,7 +51,10 @@ struct AppView: Encodable {
         case .certificate(let path):
             auth = "certificate"
             certificatePath = path
+        case .fcmOnly:
+            auth = "none"
         }
+        fcmServiceAccountPath = app.fcmServiceAccountPath
     }
 }
 
@@ -58,6 +63,8 @@ struct DeliveryBody: Decodable {
     var reference: String
     var tokens: [String]
     var sentAt: String?
+    /// `apns` (the default) or `fcm`: the service the notification went through.
+    var transport: String?
 }
 
 struct RecordedView: Encodable {
@@ -72,6 +79,7 @@ struct NotificationBody: Decodable {
     /// Checked to be an object here; its bytes are read apart (see `payloadData`).
     var payload: JSONObjectShape
     var collapseID: String?
+    var transport: String?
 }
 
 /// Decodes only to check that a value is a JSON object.
@@ -169,25 +177,32 @@ enum Validate {
         return reference
     }
 
-    static func tokens(_ texts: [String], field: String, limit: Int) throws(APIProblem) -> [DeviceToken] {
+    static func tokens(_ texts: [String], field: String, limit: Int, service: PushService = .apns) throws(APIProblem) -> [DeviceToken] {
         guard !texts.isEmpty else { throw APIProblem.invalid(field, "at least one device token") }
         guard texts.count <= limit else { throw APIProblem.invalid(field, "\(texts.count) tokens; at most \(limit)") }
         var tokens: [DeviceToken] = []
         tokens.reserveCapacity(texts.count)
         for (index, text) in texts.enumerated() {
-            tokens.append(try token(text, field: "\(field)[\(index)]"))
+            tokens.append(try token(text, field: "\(field)[\(index)]", service: service))
         }
         return tokens
     }
 
-    static func token(_ text: String, field: String) throws(APIProblem) -> DeviceToken {
-        guard let token = DeviceToken(hex: text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
+    static func token(_ text: String, field: String, service: PushService = .apns) throws(APIProblem) -> DeviceToken {
+        guard let token = service.token(text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
+            let form =
+                service == .apns ? "hex digits, an even number of them, 1 to \(Delivery.maximumTokenLength) bytes" : service.tokenForm
             throw APIProblem.invalid(
-                field,
-                "\"\(text.prefix(80))\" is not a device token: hex digits, an even number of them, 1 to \(Delivery.maximumTokenLength) bytes"
-            )
+                field, "\"\(text.prefix(80))\" is not \(service == .apns ? "a device token" : "an FCM token"): \(form)")
         }
         return token
+    }
+
+    /// `apns` (when absent) or `fcm`.
+    static func transport(_ text: String?, field: String) throws(APIProblem) -> PushService {
+        guard let text else { return .apns }
+        guard let service = PushService(rawValue: text) else { throw APIProblem.invalid(field, "\"\(text.prefix(40))\": apns or fcm") }
+        return service
     }
 
     /// An RFC 3339 time, with or without fractional seconds.

@@ -25,7 +25,7 @@ public struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
         public static let payloadTooLarge = Kind("payload-too-large", .contentTooLarge, "The body is too large")
         public static let unsupportedMediaType = Kind("unsupported-media-type", .unsupportedMediaType, "The body must be application/json")
         public static let invalidField = Kind("invalid-field", .unprocessableContent, "A field's value is not acceptable")
-        public static let appCredentials = Kind("app-credentials", .unprocessableContent, "The app's APNs credentials cannot be used")
+        public static let appCredentials = Kind("app-credentials", .unprocessableContent, "The app's APNs or FCM credentials cannot be used")
         public static let databaseUnavailable = Kind("database-unavailable", .serviceUnavailable, "The database is unavailable")
         public static let notReady = Kind("not-ready", .serviceUnavailable, "Not ready")
         public static let internalError = Kind("internal", .internalServerError, "Internal error")

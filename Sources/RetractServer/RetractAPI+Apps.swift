@@ -24,13 +24,22 @@ extension RetractAPI {
         let authentication = try Self.authentication(given)
         let registration = AppRegistration(
             name: given.name, topic: given.topic, environment: environment, endpoint: given.endpoint, dialect: dialect,
-            authentication: authentication)
+            authentication: authentication, fcmServiceAccountPath: given.fcmServiceAccountPath)
         if let problem = registration.problem { throw APIProblem.invalid(Self.field(of: problem), problem) }
-        do {
-            try APNsTransports.checkCredentials(
-                authentication, app: given.name, passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
-        } catch {
-            throw APIProblem(.appCredentials, error.message, field: given.certificatePath == nil ? "keyPath" : "certificatePath")
+        if authentication != .fcmOnly {
+            do {
+                try PushTransports.checkCredentials(
+                    authentication, app: given.name, passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
+            } catch {
+                throw APIProblem(.appCredentials, error.message, field: given.certificatePath == nil ? "keyPath" : "certificatePath")
+            }
+        }
+        if let path = given.fcmServiceAccountPath {
+            do {
+                _ = try PushTransports.fcmServiceAccount(path: path, app: given.name)
+            } catch {
+                throw APIProblem(.appCredentials, error.message, field: "fcmServiceAccountPath")
+            }
         }
         let app: App
         do {
@@ -43,6 +52,10 @@ extension RetractAPI {
     }
 
     private static func authentication(_ given: AppBody) throws(APIProblem) -> App.Authentication {
+        // An app that sends through FCM only names no APNs credentials at all.
+        if given.fcmServiceAccountPath != nil, given.certificatePath == nil, given.keyID == nil, given.teamID == nil, given.keyPath == nil {
+            return .fcmOnly
+        }
         if let certificatePath = given.certificatePath {
             guard given.keyID == nil, given.teamID == nil, given.keyPath == nil else {
                 throw APIProblem.invalid("certificatePath", "give either certificatePath or keyID, teamID and keyPath, not both")
@@ -50,7 +63,8 @@ extension RetractAPI {
             return .certificate(path: certificatePath)
         }
         for (field, value) in [("keyID", given.keyID), ("teamID", given.teamID), ("keyPath", given.keyPath)] where value == nil {
-            throw APIProblem.invalid(field, "missing: token auth takes keyID, teamID and keyPath (or give certificatePath)")
+            throw APIProblem.invalid(
+                field, "missing: token auth takes keyID, teamID and keyPath (or give certificatePath, or only fcmServiceAccountPath)")
         }
         return .token(keyID: given.keyID ?? "", teamID: given.teamID ?? "", keyPath: given.keyPath ?? "")
     }
@@ -59,7 +73,7 @@ extension RetractAPI {
     private static func field(of problem: String) -> String {
         let fields = [
             ("name", "name"), ("topic", "topic"), ("endpoint", "endpoint"), ("key id", "keyID"), ("team id", "teamID"),
-            ("key path", "keyPath"), ("certificate path", "certificatePath"),
+            ("key path", "keyPath"), ("certificate path", "certificatePath"), ("FCM service account", "fcmServiceAccountPath"),
         ]
         return fields.first { problem.hasPrefix($0.0) }?.1 ?? "name"
     }

@@ -41,7 +41,9 @@ extension RetractAPI {
             // The store keeps apps read by name: one lookup per app, not per object.
             let app = try await self.app(named: object.app, for: caller, field: prefix + "app")
             let reference = try Validate.reference(object.reference, field: prefix + "reference")
-            let tokens = try Validate.tokens(object.tokens, field: prefix + "tokens", limit: Self.maximumDeliveriesPerRequest)
+            let service = try Validate.transport(object.transport, field: prefix + "transport")
+            let tokens = try Validate.tokens(
+                object.tokens, field: prefix + "tokens", limit: Self.maximumDeliveriesPerRequest, service: service)
             var sentAt = now
             if let text = object.sentAt { sentAt = try Validate.date(text, field: prefix + "sentAt") }
             if sentAt < oldest {
@@ -51,7 +53,7 @@ extension RetractAPI {
             if sentAt > now.addingTimeInterval(Retention.furthestAhead) {
                 throw APIProblem.invalid(prefix + "sentAt", "more than a day in the future")
             }
-            deliveries += tokens.map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt) }
+            deliveries += tokens.map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service) }
         }
         let recorded = try await store.record(deliveries, now: now)
         return Answer(.created, RecordedView(recorded: recorded, deliveries: deliveries.count))
@@ -65,18 +67,19 @@ extension RetractAPI {
         let given = try JSONBody.decode(NotificationBody.self, from: body)
         let app = try await app(named: given.app, for: caller, field: "app")
         let reference = try Validate.reference(given.reference, field: "reference")
-        let tokens = try Validate.tokens(given.tokens, field: "tokens", limit: Self.maximumSendTokens)
+        let service = try Validate.transport(given.transport, field: "transport")
+        let tokens = try Validate.tokens(given.tokens, field: "tokens", limit: Self.maximumSendTokens, service: service)
         if let collapseID = given.collapseID, let problem = CollapseIDChoice.problem(with: collapseID) {
             throw APIProblem.invalid("collapseID", problem)
         }
         let payload = try Self.payloadBytes(of: body)
         // A key that cannot be read is refused before anything is written.
-        _ = try engine.transports.transport(for: app)
+        _ = try engine.transports.transport(for: app, via: service)
         let report: SendReport
         do {
             report = try await engine.send(
                 app: app, reference: reference, tokens: tokens, payload: payload,
-                collapseID: given.collapseID.map { .custom($0) } ?? .reference)
+                collapseID: given.collapseID.map { .custom($0) } ?? .reference, via: service)
         } catch {
             // The engine's checks left are the payload's (an aps object that shows nothing, a size over APNs's limit).
             guard error.code == .invalidInput else { throw error }

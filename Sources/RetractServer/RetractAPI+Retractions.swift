@@ -30,7 +30,7 @@ extension RetractAPI {
         if let text = given.reason { reason = try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength) }
         let dryRun = given.dryRun ?? false
         // Where this process sends, a key it cannot read is refused before anything is written.
-        if !dryRun && settings.mode.runsWorkers { _ = try engine.transports.transport(for: app) }
+        if !dryRun && settings.mode.runsWorkers { try engine.transports.checkTransports(for: app) }
         // The ledger keeps the key with the retraction, in the same statement: a retry after
         // a crash that lost the HTTP layer's record still finds the first retraction.
         let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
@@ -67,7 +67,9 @@ extension RetractAPI {
     /// held back.
     func deviceFeed(_ tokenText: String, query: Parameters, caller: Caller) async throws -> Answer {
         try caller.require(.client)
-        let token = try Validate.token(tokenText, field: "token")
+        // An FCM registration token is named as such; a token is hex otherwise.
+        let service = try Validate.transport(query.get("transport"), field: "transport")
+        let token = try Validate.token(tokenText, field: "token", service: service)
         let app: App
         if let name = query.get("app") {
             app = try await self.app(named: name, for: caller, field: "app")

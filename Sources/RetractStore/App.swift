@@ -14,6 +14,8 @@ public struct App: Hashable, Sendable, Codable {
         case token(keyID: String, teamID: String, keyPath: String)
         /// A PKCS#12 or PEM client certificate file.
         case certificate(path: String)
+        /// No APNs credentials: the app reaches its devices through FCM only.
+        case fcmOnly
     }
 
     public var id: Int64
@@ -26,7 +28,14 @@ public struct App: Hashable, Sendable, Codable {
     public var endpoint: String?
     public var dialect: PayloadDialect
     public var authentication: Authentication
+    /// The path of the app's Firebase service-account JSON file, when it sends through FCM.
+    public var fcmServiceAccountPath: String?
     public var createdAt: Date
+
+    /// The services the app has credentials for.
+    public var services: [PushService] {
+        (authentication == .fcmOnly ? [] : [.apns]) + (fcmServiceAccountPath == nil ? [] : [.fcm])
+    }
 }
 
 /// What registering an app takes; the store gives it its id.
@@ -37,6 +46,7 @@ public struct AppRegistration: Hashable, Sendable {
     public var endpoint: String?
     public var dialect: PayloadDialect
     public var authentication: App.Authentication
+    public var fcmServiceAccountPath: String?
 
     public init(
         name: String,
@@ -44,7 +54,8 @@ public struct AppRegistration: Hashable, Sendable {
         environment: App.Environment,
         endpoint: String? = nil,
         dialect: PayloadDialect = .canonical,
-        authentication: App.Authentication
+        authentication: App.Authentication,
+        fcmServiceAccountPath: String? = nil
     ) {
         self.name = name
         self.topic = topic
@@ -52,6 +63,7 @@ public struct AppRegistration: Hashable, Sendable {
         self.endpoint = endpoint
         self.dialect = dialect
         self.authentication = authentication
+        self.fcmServiceAccountPath = fcmServiceAccountPath
     }
 
     /// Whether `name` is a name an app can have: 1 to 63 of `a-z 0-9 . _ -`,
@@ -80,6 +92,12 @@ public struct AppRegistration: Hashable, Sendable {
         }
         if case .certificate(let path) = authentication, path.isEmpty || path.containsControlCharacters {
             return "certificate path: the path of the .p12 or .pem file"
+        }
+        if let path = fcmServiceAccountPath, path.isEmpty || path.containsControlCharacters {
+            return "FCM service account: the path of the service account's JSON file"
+        }
+        if authentication == .fcmOnly, fcmServiceAccountPath == nil {
+            return "credentials: an APNs key or certificate, or an FCM service account"
         }
         return nil
     }

@@ -7,12 +7,15 @@ public struct Delivery: Hashable, Sendable {
     public var reference: ReferenceID
     public var token: DeviceToken
     public var sentAt: Date
+    /// The service the notification went through, and a retraction will.
+    public var transport: PushService
 
-    public init(appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date) {
+    public init(appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date, transport: PushService = .apns) {
         self.appID = appID
         self.reference = reference
         self.token = token
         self.sentAt = sentAt
+        self.transport = transport
     }
 
     /// The longest reference the ledger keeps, in UTF-8 bytes.
@@ -30,8 +33,9 @@ public struct Delivery: Hashable, Sendable {
         return nil
     }
 
-    /// The longest device token the ledger keeps, in bytes (APNs's are 32 today).
-    public static let maximumTokenLength = 128
+    /// The longest device token the ledger keeps, in bytes: APNs's are 32
+    /// today, FCM registration tokens about 160 characters.
+    public static let maximumTokenLength = 512
 }
 
 /// A device of a retraction, with every one of the retraction's references it received.
@@ -39,10 +43,13 @@ public struct DeviceReferences: Hashable, Sendable {
     public var token: DeviceToken
     /// Sorted, without repeats.
     public var references: [ReferenceID]
+    /// How the device is reached.
+    public var transport: PushService
 
-    public init(token: DeviceToken, references: [ReferenceID]) {
+    public init(token: DeviceToken, references: [ReferenceID], transport: PushService = .apns) {
         self.token = token
         self.references = references
+        self.transport = transport
     }
 }
 
@@ -67,8 +74,9 @@ public struct DevicePage: Hashable, Sendable {
 }
 
 extension DevicePage {
-    /// One delivery row: a reference, its device, and when the token was marked dead if it was.
-    typealias Row = (reference: String, token: DeviceToken, deadSince: Date?)
+    /// One delivery row: a reference, its device and the device's service, and
+    /// when the token was marked dead if it was.
+    typealias Row = (reference: String, token: DeviceToken, transport: PushService, deadSince: Date?)
 
     /// The page made of each reference's first `limit` rows after the cursor:
     /// at most `limit` devices.
@@ -78,14 +86,15 @@ extension DevicePage {
     /// up to it has all of its references here. A device can come twice for
     /// one reference (sent on two days); it counts once. Dead devices are
     /// skipped; those marked dead before `deadCutoff` are not counted either (a
-    /// retraction's total never included them).
+    /// retraction's total never included them). A token recorded through both
+    /// services (which real tokens never are) is reached through APNs.
     init(merging rows: [Row], limit: Int, countingDeadFrom deadCutoff: Date? = nil) {
         var perReference: [String: (count: Int, last: DeviceToken)] = [:]
-        var devices: [DeviceToken: (references: Set<String>, deadSince: Date?)] = [:]
+        var devices: [DeviceToken: (references: Set<String>, transport: PushService, deadSince: Date?)] = [:]
         for row in rows {
             let seen = perReference[row.reference] ?? (0, row.token)
             perReference[row.reference] = (seen.count + 1, max(seen.last, row.token))
-            devices[row.token, default: ([], row.deadSince)].references.insert(row.reference)
+            Self.add(row, to: &devices[row.token, default: ([], row.transport, row.deadSince)])
         }
         let cutoff = perReference.values.filter { $0.count == limit }.map(\.last).min()
         let tokens = devices.keys.sorted().filter { token in cutoff.map { token <= $0 } ?? true }
@@ -97,9 +106,17 @@ extension DevicePage {
             if let deadSince = device.deadSince {
                 if deadCutoff.map({ deadSince >= $0 }) ?? true { page.deadSkipped += 1 }
             } else {
-                page.devices.append(DeviceReferences(token: token, references: device.references.sorted().map { ReferenceID($0) }))
+                page.devices.append(
+                    DeviceReferences(
+                        token: token, references: device.references.sorted().map { ReferenceID($0) }, transport: device.transport))
             }
         }
         self = page
+    }
+
+    /// Adds a row's reference to its device, in place (one lookup per row).
+    private static func add(_ row: Row, to device: inout (references: Set<String>, transport: PushService, deadSince: Date?)) {
+        device.references.insert(row.reference)
+        if row.transport == .apns { device.transport = .apns }
     }
 }

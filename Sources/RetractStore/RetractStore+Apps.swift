@@ -10,15 +10,23 @@ extension RetractStore {
             switch registration.authentication {
             case .token(let keyID, let teamID, let keyPath): (keyID, teamID, keyPath, nil)
             case .certificate(let path): (nil, nil, nil, path)
+            case .fcmOnly: (nil, nil, nil, nil)
             }
-        let authKind = certificatePath == nil ? "token" : "certificate"
+        let authKind =
+            switch registration.authentication {
+            case .token: "token"
+            case .certificate: "certificate"
+            case .fcmOnly: "none"
+            }
         return try await perform("registering app \(registration.name)", idempotent: false) {
             try await client.withTransaction(logger: logger) { connection in
                 let rows = try await connection.query(
                     """
-                    INSERT INTO apps (name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path)
+                    INSERT INTO apps (name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path,
+                                      fcm_service_account_path)
                     VALUES (\(registration.name), \(registration.topic), \(registration.environment.rawValue), \(registration.endpoint),
-                            \(registration.dialect.rawValue), \(authKind), \(keyID), \(teamID), \(keyPath), \(certificatePath))
+                            \(registration.dialect.rawValue), \(authKind), \(keyID), \(teamID), \(keyPath), \(certificatePath),
+                            \(registration.fcmServiceAccountPath))
                     RETURNING \(unescaped: Self.appColumns)
                     """,
                     logger: logger
@@ -58,19 +66,21 @@ extension RetractStore {
     }
 
     private static let appColumns =
-        "id, name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path, created_at"
+        "id, name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path, created_at, fcm_service_account_path"
 
     private static func apps(from rows: PostgresRowSequence) async throws -> [App] {
         var apps: [App] = []
         for try await row in rows {
             let (id, name, topic, environment, endpoint, dialect, authKind) = try row.decode(
                 (Int64, String, String, String, String?, String, String).self)
-            let (keyID, teamID, keyPath, certificatePath, createdAt) = try row.decode(
-                (String?, String?, String?, String?, Date).self, startingAt: 7)
+            let (keyID, teamID, keyPath, certificatePath, createdAt, fcmServiceAccountPath) = try row.decode(
+                (String?, String?, String?, String?, Date, String?).self, startingAt: 7)
             let authentication: App.Authentication =
-                authKind == "certificate"
-                ? .certificate(path: certificatePath ?? "")
-                : .token(keyID: keyID ?? "", teamID: teamID ?? "", keyPath: keyPath ?? "")
+                switch authKind {
+                case "certificate": .certificate(path: certificatePath ?? "")
+                case "none": .fcmOnly
+                default: .token(keyID: keyID ?? "", teamID: teamID ?? "", keyPath: keyPath ?? "")
+                }
             apps.append(
                 App(
                     id: id, name: name, topic: topic,
@@ -78,6 +88,7 @@ extension RetractStore {
                     endpoint: endpoint,
                     dialect: PayloadDialect(rawValue: dialect) ?? .canonical,
                     authentication: authentication,
+                    fcmServiceAccountPath: fcmServiceAccountPath,
                     createdAt: createdAt
                 ))
         }

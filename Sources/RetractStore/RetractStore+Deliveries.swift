@@ -22,6 +22,8 @@ extension RetractStore {
         var references: [String] = []
         var tokens: [ByteBuffer] = []
         var sentAt: [Date] = []
+        var transports: [String] = []
+        transports.reserveCapacity(deliveries.count)
         appIDs.reserveCapacity(deliveries.count)
         references.reserveCapacity(deliveries.count)
         tokens.reserveCapacity(deliveries.count)
@@ -31,6 +33,7 @@ extension RetractStore {
             references.append(delivery.reference.rawValue)
             tokens.append(ByteBuffer(bytes: delivery.token.bytes))
             sentAt.append(delivery.sentAt)
+            transports.append(delivery.transport.rawValue)
         }
         // Nearly every batch is new: a plain INSERT costs half of what ON
         // CONFLICT does. A batch that repeats a delivery fails whole on the
@@ -40,9 +43,12 @@ extension RetractStore {
             _ = try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
                 try await client.query(
                     """
-                    INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at)
-                    SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s
-                    FROM unnest(\(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[]) AS u (a, r, t, s)
+                    INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
+                    SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
+                    FROM unnest(
+                        \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
+                        \(transports)::text[]::push_transport[]
+                    ) AS u (a, r, t, s, x)
                     """,
                     logger: logger)
             }
@@ -52,9 +58,12 @@ extension RetractStore {
                 try await client.query(
                     """
                     WITH inserted AS (
-                        INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at)
-                        SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s
-                        FROM unnest(\(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[]) AS u (a, r, t, s)
+                        INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
+                        SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
+                        FROM unnest(
+                            \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
+                            \(transports)::text[]::push_transport[]
+                        ) AS u (a, r, t, s, x)
                         ON CONFLICT DO NOTHING
                         RETURNING 1
                     )
@@ -85,15 +94,15 @@ extension RetractStore {
         precondition(limit > 0, "a page holds at least one device")
         let refs = Array(Set(references.map(\.rawValue))).sorted()
         // Bounds as values rather than NULL tests, so every query has the same
-        // plan: the empty string sorts before every token, and 129 bytes of 0xFF
-        // after every token the ledger accepts (at most 128 bytes).
+        // plan: the empty string sorts before every token, and 0xFF repeated one
+        // byte longer than the longest token sorts after every token the ledger accepts.
         let lower = ByteBuffer(bytes: after?.bytes ?? [])
         let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
         let query: PostgresQuery = """
-            SELECT d.reference, d.token, (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
+            SELECT d.reference, d.token, d.transport = 'fcm', (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
             FROM unnest(\(refs)::text[]) AS r (ref)
             CROSS JOIN LATERAL (
-                SELECT reference, token FROM deliveries
+                SELECT reference, token, transport FROM deliveries
                 WHERE app_id = \(appID) AND reference = r.ref AND token > \(lower) AND token <= \(upper)
                 ORDER BY token
                 LIMIT \(limit)
@@ -101,10 +110,10 @@ extension RetractStore {
             """
         let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) {
             var rows: [DevicePage.Row] = []
-            for try await (reference, token, deadSince) in try await client.query(query, logger: logger).decode(
-                (String, ByteBuffer, Date?).self)
+            for try await (reference, token, isFCM, deadSince) in try await client.query(query, logger: logger).decode(
+                (String, ByteBuffer, Bool, Date?).self)
             {
-                rows.append((reference, DeviceToken(token), deadSince))
+                rows.append((reference, DeviceToken(token), isFCM ? .fcm : .apns, deadSince))
             }
             return rows
         }

@@ -28,17 +28,21 @@ extension RetractStore {
                 SET claim = \(claim), claimed_by = \(worker), attempts = w.attempts + 1,
                     run_after = now() + \(leaseMilliseconds) * interval '1 millisecond'
                 FROM due WHERE w.id = due.id
-                RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after
+                RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after,
+                          w.transport::text
                 """,
                 logger: logger
             )
             var items: [ClaimedWorkItem] = []
-            for try await (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds) in rows.decode(
-                (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date).self)
+            for try await (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds, transport) in rows.decode(
+                (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date, String).self)
             {
                 let itemKind: ClaimedWorkItem.Kind
                 if kind == "push", let token, let refs {
-                    itemKind = .push(DeviceReferences(token: DeviceToken(token), references: refs.map { ReferenceID($0) }))
+                    itemKind = .push(
+                        DeviceReferences(
+                            token: DeviceToken(token), references: refs.map { ReferenceID($0) },
+                            transport: PushService(rawValue: transport) ?? .apns))
                 } else {
                     itemKind = .page(after: after.map(DeviceToken.init), through: through.map(DeviceToken.init))
                 }
@@ -259,12 +263,13 @@ extension RetractStore {
         let delays = retries.map { max($0.1.delay.milliseconds, 0) }
         let attempts = retries.map(\.1.attempts)
         let errors = retries.map(\.1.lastError)
+        let transports = retries.map(\.1.device.transport.rawValue)
         try await connection.query(
             """
-            INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error)
-            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), clock_timestamp() + n * interval '1 millisecond', a, e
+            INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error, transport)
+            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), clock_timestamp() + n * interval '1 millisecond', a, e, x
             FROM unnest(\(retractionIDs)::uuid[], \(tokens)::bytea[], \(refs)::text[], \(delays)::bigint[],
-                        \(attempts)::integer[], \(errors)::text[]) AS u (r, t, f, n, a, e)
+                        \(attempts)::integer[], \(errors)::text[], \(transports)::text[]::push_transport[]) AS u (r, t, f, n, a, e, x)
             """,
             logger: logger
         )

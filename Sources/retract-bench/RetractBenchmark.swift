@@ -54,7 +54,9 @@ struct RetractBenchmark: AsyncParsableCommand {
             let tokens = (0..<count).map { APNsBenchmark.token($0) }.map { DeviceToken(hex: $0)! }
             for start in stride(from: 0, to: count, by: 10_000) {
                 _ = try await store.record(
-                    tokens[start..<min(start + 10_000, count)].map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: Date()) })
+                    tokens[start..<min(start + 10_000, count)].map {
+                        Delivery(appID: app.id, reference: reference, token: $0, sentAt: Date())
+                    })
             }
             if recordOnly {
                 print(#"{"app": "\#(app.name)", "reference": "\#(reference)", "devices": \#(count)}"#)
@@ -64,24 +66,19 @@ struct RetractBenchmark: AsyncParsableCommand {
 
             // The client alone: the same pushes, the same window, no ledger.
             let clientSeconds = try await Self.timeClientAlone(
-                tokens: tokens, reference: reference, window: window, configuration: APNsClientConfiguration(
+                tokens: tokens, reference: reference, window: window,
+                configuration: APNsClientConfiguration(
                     environment: .custom(host: "127.0.0.1", port: port),
                     authentication: .token(key: try APNsSigningKey(contentsOfFile: key), keyID: "BENCHKEY01", teamID: "BENCHTEAM1"),
                     additionalTrustRootsPEM: trust, connectionCount: connections))
 
             // The engine: a retraction worked to the end by one worker.
-            let transports = APNsTransports(
+            let transports = PushTransports(
                 settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)
-            let engine = RetractEngine(store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
-            let started = ContinuousClock.now
-            let (retraction, _) = try await engine.startRetraction(app: app, references: [reference], requestedBy: "bench")
-            try await RetractionWorker(engine: engine).finish([retraction.id])
-            let engineSeconds = (ContinuousClock.now - started).inSeconds
+            let engine = RetractEngine(
+                store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
+            let engineSeconds = try await Timing.retraction(of: reference, app: app, count: count, engine: engine)
             await transports.shutdown()
-            let status = try await engine.status(of: retraction.id)
-            guard status.retraction.counts.sent == count else {
-                throw CommandFailure("the retraction reached \(status.retraction.counts.sent) of \(count) devices: \(status.failures)")
-            }
             print(
                 #"{"devices": \#(count), "window": \#(window), "connections": \#(connections), "engineSeconds": \#(engineSeconds), "enginePerSecond": \#(Double(count) / engineSeconds), "clientSeconds": \#(clientSeconds), "clientPerSecond": \#(Double(count) / clientSeconds)}"#
             )
@@ -95,22 +92,9 @@ struct RetractBenchmark: AsyncParsableCommand {
         let body = ByteBuffer(bytes: try PayloadBuilder().retractionBodies(for: [reference])[0])
         let requests = tokens.map { APNsRequest(deviceToken: $0.hex, topic: "com.example.bench", pushType: .background, body: body) }
         _ = try await client.send(requests[0])
-        let started = ContinuousClock.now
-        let failures = try await withThrowingTaskGroup(of: Int.self) { group in
-            for lane in 0..<window {
-                group.addTask {
-                    var failures = 0
-                    for index in stride(from: lane, to: requests.count, by: window) {
-                        do { _ = try await client.send(requests[index]) } catch { failures += 1 }
-                    }
-                    return failures
-                }
-            }
-            return try await group.reduce(0, +)
+        let seconds = try await Timing.inLanes(count: requests.count, window: window) { index in _ = try await client.send(requests[index])
         }
-        let seconds = (ContinuousClock.now - started).inSeconds
         await client.shutdown()
-        guard failures == 0 else { throw CommandFailure("\(failures) pushes of the client alone failed") }
         return seconds
     }
 }

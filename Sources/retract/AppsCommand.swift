@@ -17,12 +17,14 @@ struct AppsCommand: AsyncParsableCommand {
             abstract: "Register an app: its topic, APNs environment and credentials.",
             discussion: """
                 Token auth (a .p8 key: --key-id, --team-id, --key-path, or APNS_KEY_ID, APNS_TEAM_ID, \
-                APNS_KEY_PATH) or certificate auth (--certificate, a .p12 or a PEM with the key). The \
-                ledger keeps the file's path, never the key; the file is read now to check it, and \
-                again by whatever process sends.
+                APNS_KEY_PATH) or certificate auth (--certificate, a .p12 or a PEM with the key). Devices \
+                reached through Firebase Cloud Messaging need --fcm-service-account, the service \
+                account's JSON file Google issues; an app that sends through FCM only needs nothing else. \
+                The ledger keeps the files' paths, never the keys; the files are read now to check them, \
+                and again by whatever process sends.
 
                 Exit codes: 0 registered; 2 bad argument or the name is taken; 4 database unreachable; \
-                8 the key or certificate file is missing or unusable.
+                8 a key, certificate or service-account file is missing or unusable.
                 """
         )
 
@@ -53,6 +55,12 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(help: "A .p12 client certificate, or a PEM with certificate and key, instead of a .p8 key.")
         var certificate: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "The Firebase service account's JSON file, for devices reached through FCM; FCM_SERVICE_ACCOUNT_FILE when not given.",
+                valueName: "FILE"))
+        var fcmServiceAccount: String?
+
         @Flag(help: "Print the app as JSON.")
         var json = false
 
@@ -66,7 +74,7 @@ struct AppsCommand: AsyncParsableCommand {
                 if json {
                     try printJSON(app)
                 } else {
-                    print("registered app \(app.name) (id \(app.id)): \(app.topic), \(app.environment.rawValue), \(describe(app.authentication))")
+                    print("registered app \(app.name) (id \(app.id)): \(app.topic), \(app.environment.rawValue), \(describe(app))")
                 }
             } catch let error as StoreError where error.code == .uniqueViolation {
                 throw fail("apps add", RetractError(.invalidInput, "an app named \"\(name)\" is registered already"))
@@ -75,9 +83,15 @@ struct AppsCommand: AsyncParsableCommand {
             }
         }
 
-        private func registration(environment env: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> AppRegistration {
+        private func registration(
+            environment env: [String: String] = ProcessInfo.processInfo.environment
+        ) throws(RetractError) -> AppRegistration {
             let authentication: App.Authentication
-            if let certificate {
+            let fcmPath = (fcmServiceAccount ?? env["FCM_SERVICE_ACCOUNT_FILE"]).flatMap { $0.isEmpty ? nil : absolute($0) }
+            let givesAPNs = certificate != nil || keyID != nil || teamID != nil || keyPath != nil
+            if fcmPath != nil, !givesAPNs, env["APNS_KEY_ID"] == nil, env["APNS_KEY_PATH"] == nil {
+                authentication = .fcmOnly
+            } else if let certificate {
                 if keyID != nil || teamID != nil || keyPath != nil {
                     throw RetractError(.invalidInput, "give either --certificate or --key-id/--team-id/--key-path, not both")
                 }
@@ -86,21 +100,30 @@ struct AppsCommand: AsyncParsableCommand {
                 guard let keyID = keyID ?? env["APNS_KEY_ID"], let teamID = teamID ?? env["APNS_TEAM_ID"],
                     let keyPath = keyPath ?? env["APNS_KEY_PATH"]
                 else {
-                    throw RetractError(.invalidInput, "credentials: give --key-id, --team-id and --key-path (or APNS_KEY_ID, APNS_TEAM_ID, APNS_KEY_PATH), or --certificate")
+                    throw RetractError(
+                        .invalidInput,
+                        "credentials: give --key-id, --team-id and --key-path (or APNS_KEY_ID, APNS_TEAM_ID, APNS_KEY_PATH), or --certificate, or --fcm-service-account"
+                    )
                 }
                 authentication = .token(keyID: keyID, teamID: teamID, keyPath: absolute(keyPath))
             }
             let registration = AppRegistration(
-                name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication)
+                name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication,
+                fcmServiceAccountPath: fcmPath)
             if let problem = registration.problem { throw RetractError(.invalidInput, problem) }
             return registration
         }
 
-        /// Reads the key or certificate as the sender will, so a bad file is found now.
+        /// Reads the key, certificate and service account as the sender will, so a bad file is found now.
         static func checkCredentials(_ registration: AppRegistration) throws(RetractError) {
-            try APNsTransports.checkCredentials(
-                registration.authentication, app: registration.name,
-                passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
+            if registration.authentication != .fcmOnly {
+                try PushTransports.checkCredentials(
+                    registration.authentication, app: registration.name,
+                    passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
+            }
+            if let path = registration.fcmServiceAccountPath {
+                _ = try PushTransports.fcmServiceAccount(path: path, app: registration.name)
+            }
         }
 
         private func absolute(_ path: String) -> String {
@@ -127,7 +150,7 @@ struct AppsCommand: AsyncParsableCommand {
                     print("no apps yet: retract apps add NAME --topic BUNDLE-ID ...")
                 } else {
                     for app in apps {
-                        print("\(app.name)\t\(app.topic)\t\(app.environment.rawValue)\t\(app.dialect.rawValue)\t\(describe(app.authentication))")
+                        print("\(app.name)\t\(app.topic)\t\(app.environment.rawValue)\t\(app.dialect.rawValue)\t\(describe(app))")
                     }
                 }
             } catch {
@@ -137,11 +160,15 @@ struct AppsCommand: AsyncParsableCommand {
     }
 }
 
-private func describe(_ authentication: App.Authentication) -> String {
-    switch authentication {
-    case .token(let keyID, let teamID, let keyPath): "token auth, key \(keyID) of team \(teamID) at \(keyPath)"
-    case .certificate(let path): "certificate auth, \(path)"
+private func describe(_ app: App) -> String {
+    var parts: [String] = []
+    switch app.authentication {
+    case .token(let keyID, let teamID, let keyPath): parts.append("token auth, key \(keyID) of team \(teamID) at \(keyPath)")
+    case .certificate(let path): parts.append("certificate auth, \(path)")
+    case .fcmOnly: break
     }
+    if let path = app.fcmServiceAccountPath { parts.append("FCM service account at \(path)") }
+    return parts.joined(separator: "; ")
 }
 
 extension App.Environment: ExpressibleByArgument {}

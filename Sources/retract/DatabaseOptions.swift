@@ -51,7 +51,7 @@ enum RetractExitCode {
     static let unknownReference: Int32 = 7
     /// The app's APNs key or certificate is missing or unreadable.
     static let credentials: Int32 = 8
-    /// The retraction was stopped: APNs refused the app's credentials.
+    /// The retraction was stopped: APNs or FCM refused the app's credentials.
     static let retractionFailed: Int32 = 9
 
     static func of(_ error: StoreError) -> Int32 {

@@ -15,8 +15,10 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
             Without DATABASE_URL (or --database-url) it starts a throwaway PostgreSQL in a temp \
             folder and removes it at exit. It runs the migrations, starts the APNs simulator \
-            (TLS, token auth), registers a demo app, sends a notification to --devices simulated \
-            devices, lets --uninstalled of them uninstall the app (APNs then answers 410), \
+            (TLS, token auth) or, with --transport fcm, the FCM simulator (TLS, a service account's \
+            OAuth2 tokens), or both with --transport mixed; registers a demo app, sends a \
+            notification to --devices simulated devices, lets --uninstalled of them uninstall the \
+            app (APNs then answers 410, FCM UNREGISTERED), \
             retracts the notification with a progress bar, and replays what every device received \
             through RetractKit's RetractionHandler to show what it displays now.
 
@@ -33,6 +35,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(help: "Of those, devices that uninstall the app before the retraction.")
     var uninstalled = 12
+
+    @Option(help: "How the devices are reached: apns, fcm (Firebase Cloud Messaging), or mixed (half each).")
+    var transport: DemoTransport = .apns
 
     @OptionGroup var database: DatabaseOptions
 
@@ -61,7 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
                 url = try DatabaseURL(started.url)
                 ledger = "throwaway PostgreSQL on 127.0.0.1:\(started.port), removed at exit"
             }
-            try await Self.demo(url: url, ledger: ledger, devices: devices, uninstalled: uninstalled)
+            try await Self.demo(url: url, ledger: ledger, devices: devices, uninstalled: uninstalled, transport: transport)
             postgres?.stop()
         } catch {
             postgres?.stop()
@@ -69,51 +74,38 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
-    private static func demo(url: DatabaseURL, ledger: String, devices: Int, uninstalled: Int) async throws {
+    private static func demo(url: DatabaseURL, ledger: String, devices: Int, uninstalled: Int, transport: DemoTransport) async throws {
         var logger = Logger(label: "retract.demo")
         logger.logLevel = .warning
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("retract-demo-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        // It holds the demo's signing key: gone at exit, even after Ctrl-C.
+        // It holds the demo's signing keys: gone at exit, even after Ctrl-C.
         let cleanup = SignalCleanup.shared.add { try? FileManager.default.removeItem(at: folder) }
         defer {
             SignalCleanup.shared.remove(cleanup)
             try? FileManager.default.removeItem(at: folder)
         }
-
-        // A signing key as Apple issues it (.p8), and a simulator that trusts it.
-        let key = P256.Signing.PrivateKey()
-        let keyPath = folder.appendingPathComponent("AuthKey_DEMOKEY001.p8").path
-        try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyPath))
-        let simulator = try await APNsSimulator.start(
-            SimulatorConfiguration(
-                tls: .selfSigned(writingTo: folder),
-                tokenKeys: [SimulatorTokenKey(keyID: "DEMOKEY001", teamID: "DEMOTEAM01", publicKey: key.publicKey)]))
+        let services = try await DemoServices.start(transport, in: folder)
         do {
-            try await run(url: url, ledger: ledger, devices: devices, uninstalled: uninstalled, simulator: simulator, keyPath: keyPath, logger: logger)
-            try? await simulator.stop()
+            try await run(url: url, ledger: ledger, devices: devices, uninstalled: uninstalled, services: services, logger: logger)
+            await services.stop()
         } catch {
-            try? await simulator.stop()
+            await services.stop()
             throw error
         }
     }
 
     private static func run(
-        url: DatabaseURL, ledger: String, devices: Int, uninstalled: Int, simulator: APNsSimulator, keyPath: String, logger: Logger
+        url: DatabaseURL, ledger: String, devices: Int, uninstalled: Int, services: DemoServices, logger: Logger
     ) async throws {
         try await RetractStore.withStore(url: url, maximumConnections: 8, logger: logger) { store in
             try await MigrationRunner().migrate(store)
             let app = try await store.registerApp(
-                AppRegistration(
-                    name: "demo-\(UUID().uuidString.prefix(6).lowercased())", topic: "com.example.retract.demo", environment: .sandbox,
-                    endpoint: "https://127.0.0.1:\(simulator.port)",
-                    authentication: .token(keyID: "DEMOKEY001", teamID: "DEMOTEAM01", keyPath: keyPath)),
-                actor: "demo")
-            let transports = APNsTransports(
-                settings: APNsSettings(additionalTrustRootsPEM: [simulator.certificateAuthorityPEM].compactMap { $0 }), logger: logger)
+                services.registration(name: "demo-\(UUID().uuidString.prefix(6).lowercased())"), actor: "demo")
+            let transports = services.transports(logger: logger)
             let engine = RetractEngine(store: store, transports: transports, logger: logger)
             do {
-                try await demo(engine: engine, app: app, ledger: ledger, devices: devices, uninstalled: uninstalled, simulator: simulator)
+                try await demo(engine: engine, app: app, ledger: ledger, devices: devices, uninstalled: uninstalled, services: services)
                 await transports.shutdown()
             } catch {
                 await transports.shutdown()
@@ -123,27 +115,37 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private static func demo(
-        engine: RetractEngine, app: App, ledger: String, devices: Int, uninstalled: Int, simulator: APNsSimulator
+        engine: RetractEngine, app: App, ledger: String, devices: Int, uninstalled: Int, services: DemoServices
     ) async throws {
         print("Retract demo")
         print("  ledger   \(ledger)")
-        print("  APNs     simulator on 127.0.0.1:\(simulator.port) (HTTP/2, TLS, provider tokens)")
+        for line in services.descriptions { print("  \(line)") }
         print("  app      \(app.name) (\(app.topic))")
 
-        // 1. The original, to every device, recorded as it goes out.
+        // 1. The original, to every device, recorded as it goes out through each device's service.
         let reference = ReferenceID("spring-sale-\(Int(Date().timeIntervalSince1970))")
-        let tokens = (0..<devices).map { _ in DeviceToken(bytes: (0..<32).map { _ in UInt8.random(in: 0...255) }) }
+        let devicesByService = services.makeDevices(devices)
+        let tokens = devicesByService.flatMap(\.tokens)
         let payload = Data(#"{"aps":{"alert":{"title":"Spring sale","body":"Everything 50% off, today only"},"sound":"default"}}"#.utf8)
         let clock = ContinuousClock()
         let sendStart = clock.now
-        let sent = try await engine.send(app: app, reference: reference, tokens: tokens, payload: payload)
-        print("\n1. sent \"Spring sale\" (\(reference)) to \(devices) devices: \(sent.accepted) accepted in \(format(clock.now - sendStart)), every device recorded in the ledger")
+        var accepted = 0
+        for (service, serviceTokens) in devicesByService where !serviceTokens.isEmpty {
+            accepted += try await engine.send(app: app, reference: reference, tokens: serviceTokens, payload: payload, via: service)
+                .accepted
+        }
+        let split =
+            devicesByService.count > 1
+            ? " (\(devicesByService.map { "\($0.tokens.count) through \($0.service)" }.joined(separator: ", ")))" : ""
+        print(
+            "\n1. sent \"Spring sale\" (\(reference)) to \(devices) devices\(split): \(accepted) accepted in \(format(clock.now - sendStart)), every device recorded in the ledger"
+        )
 
-        // 2. Some users uninstall the app; APNs answers 410 for them from now on.
-        let gone = Array(tokens.shuffled().prefix(uninstalled))
-        for token in gone { simulator.unregister(deviceToken: token.hex) }
-        print("2. \(uninstalled) devices uninstalled the app; APNs now answers 410 Unregistered for them")
-        let before = await showing(reference, on: tokens, simulator: simulator)
+        // 2. Some users uninstall the app; the push service refuses their tokens from now on.
+        let gone = Array(devicesByService.flatMap { group in group.tokens.map { (group.service, $0) } }.shuffled().prefix(uninstalled))
+        for (service, token) in gone { services.uninstall(token, of: service) }
+        print("2. \(uninstalled) devices uninstalled the app; APNs now answers 410 Unregistered, FCM UNREGISTERED, for them")
+        let before = await services.showing(reference, on: devicesByService)
 
         // 3. The retraction, sent by a worker in this process.
         print("3. retract notification \(reference)")
@@ -153,26 +155,19 @@ struct DemoCommand: AsyncParsableCommand {
         print(account.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
 
         // 4. What the devices show now, worked out by RetractKit from what each received.
-        let after = await showing(reference, on: tokens, simulator: simulator)
-        let reached = Set(tokens).subtracting(gone)
+        let after = await services.showing(reference, on: devicesByService)
+        let reached = Set(tokens).subtracting(gone.map(\.1))
         let stillShowing = after.intersection(reached)
         print("4. what the devices show (RetractKit's RetractionHandler applied to what each received):")
         print("   before the retraction: \(before.count) of \(devices) devices showed \"Spring sale\"")
-        print("   after:  \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; \(stillShowing.count) still show it")
-        print("   dead:   \(account.dead) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them")
+        print(
+            "   after:  \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; \(stillShowing.count) still show it"
+        )
+        print(
+            "   dead:   \(account.dead) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them")
         guard stillShowing.isEmpty, account.exitCode == 0 else {
             throw DemoFailure(description: "\(stillShowing.count) reachable devices still show the notification")
         }
-    }
-
-    /// The devices among `tokens` that show a notification with `reference`.
-    private static func showing(_ reference: ReferenceID, on tokens: [DeviceToken], simulator: APNsSimulator) async -> Set<DeviceToken> {
-        var showing: Set<DeviceToken> = []
-        for token in tokens {
-            let screen = await SimulatedDevice.replay(simulator.inbox(for: token.hex)).showing
-            if screen.contains(where: { $0.referenceID == reference }) { showing.insert(token) }
-        }
-        return showing
     }
 
     private static func format(_ duration: Duration) -> String {

@@ -16,6 +16,19 @@ struct EngineOptions: ParsableArguments {
     )
     var apnsCA: String?
 
+    @Option(
+        name: .customLong("fcm-endpoint"),
+        help: ArgumentHelp(
+            "An https:// base URL to send FCM messages to instead of Google's; FCM_ENDPOINT when not given.", valueName: "URL")
+    )
+    var fcmEndpoint: String?
+
+    @Option(
+        name: .customLong("fcm-ca"),
+        help: ArgumentHelp("A PEM root certificate to trust for FCM and its token endpoint; FCM_CA_FILE when not given.", valueName: "FILE")
+    )
+    var fcmCA: String?
+
     @Option(help: "Pushes in flight at once (default 400).")
     var window: Int?
 
@@ -25,7 +38,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "Attempts per device before a retryable answer (429, 5xx, lost connection) counts as failed (default 10).")
     var maxAttempts: Int?
 
-    @Option(help: ArgumentHelp("The first retry's delay cap in milliseconds; it doubles per attempt, up to 30 s (default 250).", valueName: "MS"))
+    @Option(
+        help: ArgumentHelp(
+            "The first retry's delay cap in milliseconds; it doubles per attempt, up to 30 s (default 250).", valueName: "MS"))
     var retryBaseDelay: Int?
 
     @Flag(help: "Log what the engine does (info level) to stderr.")
@@ -50,23 +65,46 @@ struct EngineOptions: ParsableArguments {
             settings.retryPolicy.maximumAttempts = maxAttempts
         }
         if let retryBaseDelay {
-            guard (1...60_000).contains(retryBaseDelay) else { throw RetractError(.invalidInput, "--retry-base-delay \(retryBaseDelay): 1 to 60000 ms") }
+            guard (1...60_000).contains(retryBaseDelay) else {
+                throw RetractError(.invalidInput, "--retry-base-delay \(retryBaseDelay): 1 to 60000 ms")
+            }
             settings.retryPolicy.baseDelay = .milliseconds(Int64(retryBaseDelay))
         }
         settings.certificatePassphrase = environment["APNS_CERTIFICATE_PASSPHRASE"]
-        if let path = apnsCA ?? environment["APNS_CA_FILE"], !path.isEmpty {
-            let pem: String
-            do {
-                pem = try InputFile(path: path).text()
-            } catch {
-                throw RetractError(.invalidInput, "--apns-ca \(error)")
-            }
-            guard pem.contains("-----BEGIN CERTIFICATE-----") else {
-                throw RetractError(.invalidInput, "--apns-ca \(path): not a PEM certificate (-----BEGIN CERTIFICATE-----)")
-            }
+        if let pem = try Self.certificate(apnsCA ?? environment["APNS_CA_FILE"], flag: "--apns-ca") {
             settings.additionalTrustRootsPEM = [pem]
         }
         return settings
+    }
+
+    /// How FCM is reached: the same attempts and backoff as APNs.
+    func fcmSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> FCMSettings {
+        var settings = FCMSettings(retryPolicy: try apnsSettings(environment: environment).retryPolicy)
+        if let endpoint = fcmEndpoint ?? environment["FCM_ENDPOINT"], !endpoint.isEmpty {
+            guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, !endpoint.containsControlCharacters else {
+                throw RetractError(.invalidInput, "--fcm-endpoint \"\(endpoint.prefix(200))\": an https:// URL")
+            }
+            settings.messagesBaseURL = endpoint
+        }
+        if let pem = try Self.certificate(fcmCA ?? environment["FCM_CA_FILE"], flag: "--fcm-ca") {
+            settings.additionalTrustRootsPEM = [pem]
+        }
+        return settings
+    }
+
+    /// The PEM certificate at `path`, checked to be one.
+    private static func certificate(_ path: String?, flag: String) throws(RetractError) -> String? {
+        guard let path, !path.isEmpty else { return nil }
+        let pem: String
+        do {
+            pem = try InputFile(path: path).text()
+        } catch {
+            throw RetractError(.invalidInput, "\(flag) \(error)")
+        }
+        guard pem.contains("-----BEGIN CERTIFICATE-----") else {
+            throw RetractError(.invalidInput, "\(flag) \(path): not a PEM certificate (-----BEGIN CERTIFICATE-----)")
+        }
+        return pem
     }
 
     var logger: Logger {
@@ -82,7 +120,7 @@ struct EngineOptions: ParsableArguments {
         _ body: (RetractEngine) async throws -> Result
     ) async throws -> Result {
         let settings = try settings(lease: lease)
-        let transports = APNsTransports(settings: try apnsSettings(), logger: logger)
+        let transports = PushTransports(settings: try apnsSettings(), fcm: try fcmSettings(), logger: logger)
         let logger = logger
         return try await database.withStore { store in
             let engine = RetractEngine(store: store, transports: transports, settings: settings, logger: logger)
@@ -98,21 +136,26 @@ struct EngineOptions: ParsableArguments {
     }
 }
 
-/// Device tokens from `--token` flags and a `--tokens-file`.
+/// Device tokens from `--token` flags and a `--tokens-file`, of one push service.
 struct TokenOptions: ParsableArguments {
-    @Option(name: .customLong("token"), help: ArgumentHelp("A device token in hex; repeatable.", valueName: "HEX"))
+    @Option(
+        name: .customLong("token"),
+        help: ArgumentHelp("A device token: hex for APNs, the registration token for FCM; repeatable.", valueName: "TOKEN"))
     var tokens: [String] = []
 
     @Option(
         name: .customLong("tokens-file"),
-        help: ArgumentHelp("A file of device tokens in hex, one per line ('#' starts a comment); - reads stdin.", valueName: "FILE")
+        help: ArgumentHelp("A file of device tokens, one per line ('#' starts a comment); - reads stdin.", valueName: "FILE")
     )
     var tokensFile: String?
+
+    @Option(help: "apns (tokens in hex) or fcm (FCM registration tokens): the service the devices are reached through.")
+    var transport: PushService = .apns
 
     func read() throws(RetractError) -> [DeviceToken] {
         var parsed: [DeviceToken] = []
         for (index, text) in tokens.enumerated() {
-            parsed.append(try Self.token(text, at: "--token #\(index + 1)"))
+            parsed.append(try token(text, at: "--token #\(index + 1)"))
         }
         if let tokensFile {
             let text: String
@@ -129,18 +172,22 @@ struct TokenOptions: ParsableArguments {
                 let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 let trimmed = content.trimmingCharacters(in: .whitespaces)
                 if trimmed.isEmpty { continue }
-                parsed.append(try Self.token(trimmed, at: "\(tokensFile == "-" ? "stdin" : tokensFile) line \(number + 1)"))
+                parsed.append(try token(trimmed, at: "\(tokensFile == "-" ? "stdin" : tokensFile) line \(number + 1)"))
             }
         }
         guard !parsed.isEmpty else { throw RetractError(.invalidInput, "no device tokens: give --token or --tokens-file") }
         return parsed
     }
 
-    private static func token(_ text: String, at place: String) throws(RetractError) -> DeviceToken {
-        guard let token = DeviceToken(hex: text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
-            throw RetractError(
-                .invalidInput, "\(place): \"\(text.prefix(80))\" is not a device token (hex, even length, at most \(Delivery.maximumTokenLength) bytes)")
+    private func token(_ text: String, at place: String) throws(RetractError) -> DeviceToken {
+        guard let token = transport.token(text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
+            let form =
+                transport == .apns
+                ? "a device token (hex, even length, at most \(Delivery.maximumTokenLength) bytes)" : transport.tokenForm
+            throw RetractError(.invalidInput, "\(place): \"\(text.prefix(80))\" is not \(form)")
         }
         return token
     }
 }
+
+extension PushService: ExpressibleByArgument {}

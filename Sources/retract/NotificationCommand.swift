@@ -19,8 +19,8 @@ struct NotificationCommand: AsyncParsableCommand {
 
             Exit codes: 0 every device was reached or is dead; 2 bad argument; 3 some devices \
             failed; 4 database unreachable; 6 unknown app; 7 no delivery of the references was \
-            recorded; 8 the app's APNs key is missing or unusable; 9 APNs refused the app's \
-            credentials and the retraction stopped.
+            recorded; 8 the app's APNs key or FCM service account is missing or unusable; 9 APNs \
+            or FCM refused the app's credentials and the retraction stopped.
             """
     )
 
@@ -63,12 +63,14 @@ struct NotificationCommand: AsyncParsableCommand {
             account = try await engine.withEngine(database, lease: lease) { engine in
                 let app = try await engine.app(named: app)
                 // A key that cannot be read stops the command before anything is written.
-                if !dryRun { _ = try engine.transports.transport(for: app) }
+                if !dryRun { try engine.transports.checkTransports(for: app) }
                 let (retraction, unknown) = try await engine.startRetraction(
                     app: app, references: references.map { ReferenceID($0) }, requestedBy: AppsCommand.Add.actor, reason: reason,
                     dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true)
                 if !unknown.isEmpty {
-                    printError("retract notification: warning: no delivery of \(unknown.map(\.rawValue).joined(separator: ", ")) was recorded; retracting the others")
+                    printError(
+                        "retract notification: warning: no delivery of \(unknown.map(\.rawValue).joined(separator: ", ")) was recorded; retracting the others"
+                    )
                 }
                 if noWait || retraction.state == .done || retraction.state == .failed {
                     return RetractionAccount(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
@@ -130,7 +132,7 @@ struct StatusCommand: AsyncParsableCommand {
         do {
             guard let uuid = UUID(uuidString: id) else { throw RetractError(.invalidInput, "\"\(id)\" is not a retraction id (a UUID)") }
             account = try await database.withStore { store in
-                let engine = RetractEngine(store: store, transports: APNsTransports())
+                let engine = RetractEngine(store: store, transports: PushTransports())
                 let status = try await engine.status(of: uuid)
                 let app = try await store.app(id: status.retraction.appID)
                 return RetractionAccount(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil)

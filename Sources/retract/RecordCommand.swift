@@ -30,13 +30,15 @@ struct RecordCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
+            let service = tokens.transport
             let tokens = try tokens.read()
             let sentAt = try sentDate()
             let reference = ReferenceID(reference)
             if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "--reference: \(problem)") }
             let recorded = try await database.withStore { store in
-                let engine = RetractEngine(store: store, transports: APNsTransports())
-                return try await engine.record(app: try await engine.app(named: app), reference: reference, tokens: tokens, sentAt: sentAt)
+                let engine = RetractEngine(store: store, transports: PushTransports())
+                return try await engine.record(
+                    app: try await engine.app(named: app), reference: reference, tokens: tokens, sentAt: sentAt, via: service)
             }
             print("recorded \(recorded) new deliveries of \(reference) (\(tokens.count) tokens given)")
         } catch {
@@ -66,7 +68,8 @@ struct SendCommand: AsyncParsableCommand {
             Every device is recorded before it is sent to, so a crash leaves none out of \
             the ledger. Exit codes: 0 every device accepted or dead; 2 bad argument, payload or \
             token; 3 some devices failed; 4 database unreachable; 6 unknown app; 8 unusable \
-            APNs key; 9 APNs refused the app's credentials and sending stopped.
+            APNs key or FCM service account; 9 APNs or FCM refused the app's credentials and \
+            sending stopped.
             """
     )
 
@@ -95,6 +98,7 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         let report: SendReport
         do {
+            let service = tokens.transport
             let tokens = try tokens.read()
             let payload: Data
             do {
@@ -106,7 +110,7 @@ struct SendCommand: AsyncParsableCommand {
             report = try await engine.withEngine(database) { engine in
                 try await engine.send(
                     app: try await engine.app(named: app), reference: ReferenceID(reference), tokens: tokens, payload: payload,
-                    collapseID: collapse)
+                    collapseID: collapse, via: service)
             }
         } catch {
             throw fail("send", error)

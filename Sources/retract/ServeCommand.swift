@@ -68,6 +68,7 @@ struct ServeCommand: AsyncParsableCommand {
             let pool = try Self.number(poolSize, "RETRACT_POOL_SIZE", "--pool-size", environment, 20, 2...500)
             let engineSettings = try engine.settings(lease: lease)
             let apnsSettings = try engine.apnsSettings()
+            let fcmSettings = try engine.fcmSettings()
             let registry = PrometheusCollectorRegistry()
             let factory = RetractServer.metricsFactory(registry: registry)
             // The APNs clients count through the global factory; this process has one registry.
@@ -77,7 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
                 for migration in try await MigrationRunner().migrate(store) {
                     logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])
                 }
-                let transports = APNsTransports(settings: apnsSettings, logger: logger)
+                let transports = PushTransports(settings: apnsSettings, fcm: fcmSettings, logger: logger)
                 let engine = RetractEngine(
                     store: store, transports: transports, settings: engineSettings, logger: logger, metricsFactory: factory)
                 let server = RetractServer(engine: engine, settings: settings, registry: registry, logger: logger) { port in

@@ -13,16 +13,19 @@ import Testing
 @Suite("Retraction engine")
 struct EngineTests {
     /// An engine on a fresh ledger, sending to `apns`; quick retries so fault tests end soon.
+    /// With `fcm`, FCM devices go to that simulator.
     static func withEngine(
         _ apns: SimulatedAPNs,
+        fcm: SimulatedFCM? = nil,
         settings: EngineSettings = EngineSettings(window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50)),
         retryPolicy: RetryPolicy = RetryPolicy(maximumAttempts: 30, baseDelay: .milliseconds(10), maximumDelay: .milliseconds(200)),
         _ body: (RetractEngine) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore { store, _ in
-            let transports = APNsTransports(
+            let transports = PushTransports(
                 settings: APNsSettings(
                     additionalTrustRootsPEM: [try String(contentsOfFile: apns.caPath, encoding: .utf8)], retryPolicy: retryPolicy),
+                fcm: fcm?.settings(retryPolicy: retryPolicy) ?? FCMSettings(),
                 logger: TestDatabase.logger)
             let engine = RetractEngine(store: store, transports: transports, settings: settings, logger: TestDatabase.logger)
             do {
@@ -129,7 +132,9 @@ struct EngineTests {
         // Every push is refused 503: with 3 attempts each device fails for good.
         let faults = SimulatorFaults(serviceUnavailableRate: 1)
         try await SimulatedAPNs.with(faults: faults) { apns in
-            try await Self.withEngine(apns, retryPolicy: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(5), maximumDelay: .milliseconds(20))) {
+            try await Self.withEngine(
+                apns, retryPolicy: RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(5), maximumDelay: .milliseconds(20))
+            ) {
                 engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "down"), actor: "tests")
                 _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<20))
@@ -165,7 +170,7 @@ struct EngineTests {
             try await Self.withEngine(apns) { engine in
                 let app = try await engine.store.registerApp(
                     apns.registration(name: "nokey", keyPath: apns.folder.appendingPathComponent("missing.p8").path), actor: "tests")
-                let error = #expect(throws: RetractError.self) { try engine.transports.transport(for: app) }
+                let error = #expect(throws: RetractError.self) { try engine.transports.transport(for: app, via: .apns) }
                 #expect(error?.code == .credentials)
                 #expect(error?.message.contains("missing.p8 cannot be read (no such file)") == true)
             }

@@ -24,13 +24,16 @@ struct APIStage {
     static func with(
         faults: SimulatorFaults = SimulatorFaults(),
         settings: ServerSettings = ServerSettings(port: 0, healthInterval: .milliseconds(200)),
+        fcm: SimulatedFCM? = nil,
         _ body: (APIStage) async throws -> Void
     ) async throws {
         try await SimulatedAPNs.with(faults: faults) { apns in
             try await TestDatabase.withStore { store, _ in
                 let chat = try await store.registerApp(apns.registration(name: "chat"), actor: "test")
                 let ca = try String(contentsOfFile: apns.caPath, encoding: .utf8)
-                let transports = APNsTransports(settings: APNsSettings(additionalTrustRootsPEM: [ca]), logger: TestDatabase.logger)
+                let transports = PushTransports(
+                    settings: APNsSettings(additionalTrustRootsPEM: [ca]), fcm: fcm?.settings() ?? FCMSettings(),
+                    logger: TestDatabase.logger)
                 let registry = PrometheusCollectorRegistry()
                 let engine = RetractEngine(
                     store: store, transports: transports, settings: EngineSettings(idlePoll: .milliseconds(50)),

@@ -59,7 +59,7 @@ struct ValidationTests {
                 path: deliveries, body: #"{\#(app),"reference":"r","tokens":["ab","abc"]}"#, status: 422, problem: "invalid-field",
                 field: "tokens[1]"),
             Case(
-                path: deliveries, body: #"{\#(app),"reference":"r","tokens":["\#(String(repeating: "ab", count: 129))"]}"#, status: 422,
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":["\#(String(repeating: "ab", count: 513))"]}"#, status: 422,
                 problem: "invalid-field", field: "tokens[0]"),
             Case(
                 path: deliveries, body: #"{\#(app),"reference":"","tokens":\#(tokens)}"#, status: 422, problem: "invalid-field",

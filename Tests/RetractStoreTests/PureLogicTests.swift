@@ -118,11 +118,20 @@ struct FirstOfTests {
 struct DevicePageMergingTests {
     private func token(_ byte: UInt8) -> DeviceToken { DeviceToken(bytes: [byte]) }
 
+    @Test func eachDeviceKeepsTheServiceItsDeliveryWentThrough() {
+        let rows: [DevicePage.Row] = [
+            ("a", token(1), .fcm, nil), ("b", token(1), .fcm, nil), ("a", token(2), .apns, nil), ("a", token(3), .fcm, nil),
+        ]
+        let page = DevicePage(merging: rows, limit: 10)
+        #expect(page.devices.map(\.transport) == [.fcm, .apns, .fcm])
+        #expect(page.devices[0].references == ["a", "b"])
+    }
+
     @Test func aPageEndsWhereAReferenceThatHitItsLimitMayContinue() {
         // "a" returned its limit of 4 rows, ending at 5: "b"'s rows past 5 wait for the next page.
         let rows: [DevicePage.Row] = [
-            ("a", token(1), nil), ("a", token(3), nil), ("a", token(5), nil), ("a", token(5), nil),
-            ("b", token(2), nil), ("b", token(3), nil), ("b", token(9), Date()),
+            ("a", token(1), .apns, nil), ("a", token(3), .apns, nil), ("a", token(5), .apns, nil), ("a", token(5), .apns, nil),
+            ("b", token(2), .apns, nil), ("b", token(3), .apns, nil), ("b", token(9), .apns, Date()),
         ]
         let page = DevicePage(merging: rows, limit: 4)
         #expect(page.devices.map(\.token) == [1, 2, 3, 5].map(token))
@@ -134,7 +143,7 @@ struct DevicePageMergingTests {
 
     @Test func aPageWhoseReferencesAllEndedEarlyIsTheLast() {
         let rows: [DevicePage.Row] = [
-            ("a", token(1), nil), ("a", token(1), nil), ("b", token(4), Date()),
+            ("a", token(1), .apns, nil), ("a", token(1), .apns, nil), ("b", token(4), .apns, Date()),
         ]
         let page = DevicePage(merging: rows, limit: 3)
         #expect(page.devices == [DeviceReferences(token: token(1), references: ["a"])])
@@ -147,8 +156,8 @@ struct DevicePageMergingTests {
     @Test func aPageOfManyReferencesHoldsAtMostLimitDevices() {
         // Three references, two rows each, interleaved: six devices, none past a cutoff.
         let rows: [DevicePage.Row] = [
-            ("a", token(1), nil), ("a", token(4), nil), ("b", token(2), nil), ("b", token(5), nil),
-            ("c", token(3), nil), ("c", token(6), nil),
+            ("a", token(1), .apns, nil), ("a", token(4), .apns, nil), ("b", token(2), .apns, nil), ("b", token(5), .apns, nil),
+            ("c", token(3), .apns, nil), ("c", token(6), .apns, nil),
         ]
         let page = DevicePage(merging: rows, limit: 2)
         #expect(page.devices.map(\.token) == [token(1), token(2)])
@@ -159,7 +168,7 @@ struct DevicePageMergingTests {
     @Test func onlyTokensThatDiedSinceTheCutoffCountAsDead() {
         let cutoff = Date(timeIntervalSince1970: 1_000)
         let rows: [DevicePage.Row] = [
-            ("a", token(1), cutoff.addingTimeInterval(-1)), ("a", token(2), cutoff), ("a", token(3), nil),
+            ("a", token(1), .apns, cutoff.addingTimeInterval(-1)), ("a", token(2), .apns, cutoff), ("a", token(3), .apns, nil),
         ]
         let page = DevicePage(merging: rows, limit: 10, countingDeadFrom: cutoff)
         #expect(page.devices.map(\.token) == [token(3)])

@@ -23,11 +23,13 @@ struct MigrateCommandTests {
         try await withScratchDatabase { url in
             let first = try RetractCLI.run(["migrate", "--database-url", "\(url.withPassword)"])
             #expect(first.status == 0, "\(first.stderr)")
-            #expect(first.stdout == "applied 0001_ledger.sql\napplied 0002_retraction_failures.sql\napplied 0003_http_api.sql\n")
+            #expect(
+                first.stdout
+                    == "applied 0001_ledger.sql\napplied 0002_retraction_failures.sql\napplied 0003_http_api.sql\napplied 0004_fcm.sql\n")
             // DATABASE_URL when no flag is given.
             let second = try RetractCLI.run(["migrate"], environment: ["DATABASE_URL": url.withPassword])
             #expect(second.status == 0, "\(second.stderr)")
-            #expect(second.stdout == "the ledger is up to date (0003_http_api.sql)\n")
+            #expect(second.stdout == "the ledger is up to date (0004_fcm.sql)\n")
         }
     }
 

@@ -28,3 +28,20 @@ drop_bench_database() {
     psql "$server" -Xqc "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
     if declare -F stop_throwaway_postgres >/dev/null; then stop_throwaway_postgres 2>/dev/null || true; fi
 }
+
+# Runs "$@" (a retract-bench engine-vs-client command printing JSON with
+# enginePerSecond and clientPerSecond) $runs times; prints each run's rates and
+# their ratio, then the medians.
+engine_client_runs() {
+    printf '%-7s%14s%14s%8s\n' run engine/s client/s ratio
+    local engine_all=() client_all=() ratio_all=() out engine client ratio run
+    for run in $(seq 1 "$runs"); do
+        out=$("$@")
+        engine=$(field "$out" enginePerSecond)
+        client=$(field "$out" clientPerSecond)
+        ratio=$(python3 -c "print(f'{$engine / $client:.2f}')")
+        printf '%-7s%14.0f%14.0f%8s\n' "$run" "$engine" "$client" "$ratio"
+        engine_all+=("$engine") client_all+=("$client") ratio_all+=("$ratio")
+    done
+    printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${engine_all[@]}")" "$(median "${client_all[@]}")" "$(median "${ratio_all[@]}")"
+}

@@ -51,18 +51,8 @@ done
 
 
 echo "devices=$devices ${extra[*]} (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
-printf '%-7s%14s%14s%8s\n' run engine/s client/s ratio
-engine_all=() client_all=() ratio_all=()
-for run in $(seq 1 "$runs"); do
-    out=$("$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
-        --key "$work/signing-key.p8" -n "$devices" "${extra[@]}")
-    engine=$(field "$out" enginePerSecond)
-    client=$(field "$out" clientPerSecond)
-    ratio=$(python3 -c "print(f'{$engine / $client:.2f}')")
-    printf '%-7s%14.0f%14.0f%8s\n' "$run" "$engine" "$client" "$ratio"
-    engine_all+=("$engine") client_all+=("$client") ratio_all+=("$ratio")
-done
-printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${engine_all[@]}")" "$(median "${client_all[@]}")" "$(median "${ratio_all[@]}")"
+engine_client_runs "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+    --key "$work/signing-key.p8" -n "$devices" "${extra[@]}"
 
 printf '\n%-10s%14s%14s\n' devices seconds peakRSS-MiB
 for n in $((devices / 10)) "$devices"; do

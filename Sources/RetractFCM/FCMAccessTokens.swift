@@ -1,0 +1,97 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+
+/// OAuth2 access tokens for one service account: fetched with a signed
+/// assertion, kept until shortly before they expire, and fetched once for
+/// all the requests that need one at the same moment.
+actor FCMAccessTokens {
+    private struct Token {
+        var value: String
+        var expiresAt: Date
+    }
+
+    private let account: FCMServiceAccount
+    private let tokenURI: String
+    private let http: HTTPClient
+    private let configuration: FCMClientConfiguration
+    private let logger: Logger
+    private var current: Token?
+    private var fetching: Task<Token, any Error>?
+
+    init(account: FCMServiceAccount, tokenURI: String, http: HTTPClient, configuration: FCMClientConfiguration, logger: Logger) {
+        self.account = account
+        self.tokenURI = tokenURI
+        self.http = http
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// A token that is good for at least the refresh margin.
+    func token() async throws(FCMError) -> String {
+        if let current, configuration.now() < current.expiresAt.addingTimeInterval(-configuration.tokenRefreshMargin) {
+            return current.value
+        }
+        let task: Task<Token, any Error>
+        if let fetching {
+            task = fetching
+        } else {
+            task = Task { try await self.fetch() }
+            fetching = task
+        }
+        do {
+            let token = try await task.value
+            if fetching == task {
+                current = token
+                fetching = nil
+            }
+            return token.value
+        } catch {
+            if fetching == task { fetching = nil }
+            throw error as? FCMError ?? .accessTokenRefused(status: nil, reason: "\(error)")
+        }
+    }
+
+    /// Forgets `value` after the send endpoint refused it, so the next call fetches another.
+    func invalidate(_ value: String) {
+        if current?.value == value { current = nil }
+    }
+
+    private func fetch() async throws(FCMError) -> Token {
+        let issuedAt = configuration.now()
+        let assertion: String
+        do {
+            assertion = try FCMAssertion.make(for: account, issuedAt: issuedAt)
+        } catch {
+            throw .accessTokenRefused(status: nil, reason: "the assertion cannot be signed: \(error)")
+        }
+        var request = HTTPClientRequest(url: tokenURI)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
+        let status: Int
+        let body: ByteBuffer
+        do {
+            let response = try await http.execute(request, timeout: configuration.requestTimeout)
+            status = Int(response.status.code)
+            body = try await response.body.collect(upTo: 64 * 1024)
+        } catch {
+            throw .accessTokenRefused(status: nil, reason: "\(tokenURI): \(error)")
+        }
+        struct Answer: Decodable {
+            var access_token: String?
+            var expires_in: Int?
+            var error: String?
+            var error_description: String?
+        }
+        let answer = try? JSONDecoder().decode(Answer.self, from: body)
+        guard status == 200, let value = answer?.access_token, !value.isEmpty, let lifetime = answer?.expires_in, lifetime > 0 else {
+            let reason = [answer?.error, answer?.error_description].compactMap { $0 }.joined(separator: ": ")
+            throw .accessTokenRefused(status: status, reason: reason.isEmpty ? "no access token in the answer" : reason)
+        }
+        logger.debug("FCM access token fetched", metadata: ["account": "\(account.clientEmail)", "expires_in": "\(lifetime)"])
+        return Token(value: value, expiresAt: issuedAt.addingTimeInterval(TimeInterval(lifetime)))
+    }
+}

@@ -1,0 +1,221 @@
+import FCMSimulator
+import Foundation
+import NIOCore
+import RetractFCM
+import RetractKit
+import Testing
+
+@Suite("FCM client against the FCM simulator")
+struct FCMClientTests {
+    @Test("one access token serves many messages")
+    func tokenIsFetchedOnceAndReused() async throws {
+        try await FCMHarness.with { harness, client in
+            let message = try retractionMessage(["msg-1"])
+            // Concurrent first sends share one token request.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<20 { group.addTask { try await client.send(message.request(token: "device-\(index)")) } }
+                try await group.waitForAll()
+            }
+            try await client.send(message.request(token: "device-20"))
+            let statistics = harness.simulator.statistics
+            #expect(statistics.accessTokensIssued == 1)
+            #expect(statistics.messagesAccepted == 21)
+        }
+    }
+
+    @Test("a token is replaced shortly before it expires, not after")
+    func tokenIsRefreshedBeforeExpiry() async throws {
+        let clock = TestClock()
+        try await FCMHarness.with(accessTokenLifetime: 3600, clock: clock, refreshMargin: 300) { harness, client in
+            let first = try await client.accessToken()
+            clock.advance(by: 3000)
+            #expect(try await client.accessToken() == first)
+            // 3,400 s in, 200 s before expiry: inside the margin, so a new token.
+            clock.advance(by: 400)
+            let second = try await client.accessToken()
+            #expect(second != first)
+            try await client.send(try retractionMessage(["r"]).request(token: "device-a"))
+            #expect(harness.simulator.statistics.accessTokensIssued == 2)
+            #expect(harness.simulator.statistics.messagesRejected.isEmpty)
+        }
+    }
+
+    @Test("a token the endpoint refuses is replaced once and the message sent again")
+    func refusedTokenIsReplaced() async throws {
+        try await FCMHarness.with { harness, client in
+            try await client.send(try retractionMessage(["r"]).request(token: "device-a"))
+            // Google revokes tokens when a key is deleted or rotated; the client still holds its own.
+            harness.simulator.revokeAccessTokens()
+            try await client.send(try retractionMessage(["r"]).request(token: "device-a"))
+            let statistics = harness.simulator.statistics
+            #expect(statistics.accessTokensIssued == 2)
+            #expect(statistics.messagesRejected == ["UNAUTHENTICATED": 1])
+            #expect(harness.simulator.inbox(for: "device-a").count == 2)
+            // Refused twice in a row, the error is reported rather than tried forever.
+            harness.simulator.script([.thirdPartyAuthError], for: "device-b")
+            await #expect(throws: FCMError.self) { try await client.send(try retractionMessage(["r"]).request(token: "device-b")) }
+        }
+    }
+
+    @Test("an expired token is refused by the simulator")
+    func expiredTokenIsRefused() async throws {
+        let serverClock = TestClock()
+        // The client's clock stands still: it believes its token good while the simulator's has expired it.
+        try await FCMHarness.with(accessTokenLifetime: 3600, clock: serverClock, clientClock: TestClock(), refreshMargin: 0) {
+            harness, client in
+            try await client.send(try retractionMessage(["r"]).request(token: "device-a"))
+            serverClock.advance(by: 3601)
+            // A fresh assertion is now out of the simulator's time frame too: the error says so.
+            await #expect {
+                try await client.send(try retractionMessage(["r"]).request(token: "device-a"))
+            } throws: { error in
+                guard case .accessTokenRefused(400, let reason) = error as? FCMError else { return false }
+                return reason.contains("short-lived")
+            }
+            #expect(harness.simulator.statistics.messagesRejected == ["UNAUTHENTICATED": 1])
+        }
+    }
+
+    @Test("an assertion signed by a key the token endpoint does not know is refused")
+    func unknownAccountIsRefused() async throws {
+        let harness = try await FCMHarness.start()
+        let stranger = try FCMSimulator.makeServiceAccount(
+            projectID: FCMHarness.projectID, clientEmail: "stranger@example.iam.gserviceaccount.com")
+        // The right email with the wrong key: the signature does not verify.
+        var forged = try FCMSimulator.makeServiceAccount(projectID: FCMHarness.projectID)
+        forged.clientEmail = harness.account.clientEmail
+        for (account, expected) in [(stranger, "no service account"), (forged, "Invalid JWT Signature")] {
+            let client = try harness.client(account: account)
+            await #expect {
+                try await client.send(try retractionMessage(["r"]).request(token: "device-a"))
+            } throws: { error in
+                guard case .accessTokenRefused(400, let reason) = error as? FCMError else { return false }
+                return reason.contains("invalid_grant") && reason.contains(expected)
+            }
+            await client.shutdown()
+        }
+        #expect(harness.simulator.statistics.tokenRequestsRefused == 2)
+        await harness.simulator.stop()
+    }
+
+    @Test(
+        "each FCM error is read and classified",
+        arguments: [
+            (FCMFault.unregistered, "UNREGISTERED", FCMDisposition.tokenDead),
+            (.invalidArgument(field: "message.token"), "INVALID_ARGUMENT", .permanent),
+            (.quotaExceeded(retryAfter: 7), "QUOTA_EXCEEDED", .retry),
+            (.unavailable(retryAfter: 3), "UNAVAILABLE", .retry),
+            (.internalError, "INTERNAL", .retry),
+            (.thirdPartyAuthError, "THIRD_PARTY_AUTH_ERROR", .authenticationFailed),
+            (.senderIDMismatch, "SENDER_ID_MISMATCH", .authenticationFailed),
+        ])
+    func errorsAreClassified(fault: FCMFault, code: String, disposition: FCMDisposition) async throws {
+        try await FCMHarness.with { harness, client in
+            harness.simulator.script([fault], for: "device-a")
+            let message = try retractionMessage(["r"]).request(token: "device-a")
+            do {
+                try await client.send(message)
+                Issue.record("accepted despite \(fault)")
+            } catch {
+                guard case .rejected(let rejection) = error as? FCMError else {
+                    Issue.record("not a rejection: \(error)")
+                    return
+                }
+                #expect(rejection.errorCode == code)
+                #expect(rejection.disposition == disposition)
+                switch fault {
+                case .quotaExceeded(let seconds), .unavailable(let seconds): #expect(rejection.retryAfter == seconds.map(TimeInterval.init))
+                case .invalidArgument(let field): #expect(rejection.field == field)
+                default: #expect(rejection.retryAfter == nil)
+                }
+            }
+            // The script is spent: the same message goes through now.
+            try await client.send(message)
+            #expect(harness.simulator.inbox(for: "device-a").count == 1)
+        }
+    }
+
+    @Test("RetractKit decodes what an iPhone gets through FCM, in both dialects", arguments: [PayloadDialect.canonical, .legacy])
+    func retractKitDecodesDeliveredMessage(dialect: PayloadDialect) async throws {
+        try await FCMHarness.with { harness, client in
+            for message in try retractionMessages(["4711", "4712"], dialect: dialect) {
+                try await client.send(message.request(token: "device-a"))
+            }
+            let received = harness.simulator.inbox(for: "device-a")
+            // The legacy dialect, as the article's code reads it, carries one reference per push.
+            #expect(received.count == (dialect == .legacy ? 2 : 1))
+            var retracted: Set<ReferenceID> = []
+            for message in received {
+                #expect(message.apnsHeaders == ["apns-push-type": "background", "apns-priority": "5"])
+                #expect(message.androidPriority == "HIGH")
+                // FCM data values are strings: the custom data went as JSON text.
+                let customDataKey = dialect == .legacy ? "notifcationCustomData" : "notificationCustomData"
+                #expect(message.data[customDataKey]?.hasPrefix("{") == true)
+                retracted.formUnion(try #require(RetractPayload.retraction(in: message.userInfo)))
+            }
+            #expect(retracted == ["4711", "4712"])
+
+            let center = InMemoryNotificationCenter(delivered: [
+                DeliveredNotification(identifier: "a", referenceID: "4711"),
+                DeliveredNotification(identifier: "b", referenceID: "other"),
+                DeliveredNotification(identifier: "4712"),
+            ])
+            var removed: [String] = []
+            for message in received {
+                if case .removed(let identifiers) = await RetractionHandler(center: center).handle(userInfo: message.userInfo) {
+                    removed += identifiers
+                }
+            }
+            #expect(removed.sorted() == ["4712", "a"])
+            #expect(await center.deliveredNotifications().map(\.identifier) == ["b"])
+        }
+    }
+
+    @Test("the simulator refuses what FCM would, naming the field")
+    func simulatorValidatesMessages() async throws {
+        try await FCMHarness.with { harness, client in
+            let cases: [(String, String)] = [
+                (
+                    #"{"message":{"token":"d","apns":{"headers":{"apns-push-type":"background","apns-priority":"5"},"payload":{"aps":{"alert":"hi","content-available":1}}}}}"#,
+                    "message.apns.payload.aps"
+                ),
+                (
+                    #"{"message":{"token":"d","apns":{"headers":{"apns-push-type":"background","apns-priority":"10"},"payload":{"aps":{"content-available":1}}}}}"#,
+                    "message.apns.headers"
+                ),
+                (#"{"message":{"token":"d","data":{"n":{"a":1}}}}"#, "message.data[n]"),
+                (#"{"message":{"token":"d","data":{"from":"x"}}}"#, "message.data"),
+                (#"{"message":{"token":"","data":{}}}"#, "message.token"),
+                (#"{"message":{"token":"d","notificationCustomData":{}}}"#, "message.notificationCustomData"),
+                (#"{"message":{"token":"d","android":{"priority":"URGENT"}}}"#, "message.android.priority"),
+            ]
+            for (body, field) in cases {
+                await #expect {
+                    try await client.send(ByteBuffer(string: body))
+                } throws: { error in
+                    guard case .rejected(let rejection) = error as? FCMError else { return false }
+                    return rejection.httpStatus == 400 && rejection.field == field && rejection.disposition == .permanent
+                }
+            }
+            #expect(harness.simulator.statistics.messagesAccepted == 0)
+        }
+    }
+
+    @Test("an original keeps its alert for iOS, becomes an Android notification and carries its reference")
+    func originalMessage() async throws {
+        let payload = try PayloadBuilder().originalPayload(
+            Data(#"{"aps":{"alert":{"title":"Hi","body":"Sale"}}}"#.utf8), reference: "sale-1")
+        let message = try FCMMessage(body: payload, kind: .alert, collapseID: "sale-1")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: message.request(token: "t"))) as? [String: Any])
+        let inner = try #require(json["message"] as? [String: Any])
+        let android = try #require(inner["android"] as? [String: Any])
+        #expect(android["notification"] as? [String: String] == ["title": "Hi", "body": "Sale"])
+        #expect(android["collapse_key"] as? String == "sale-1")
+        let apns = try #require(inner["apns"] as? [String: Any])
+        #expect(apns["headers"] as? [String: String] == ["apns-push-type": "alert", "apns-priority": "10", "apns-collapse-id": "sale-1"])
+        let userInfo = try #require(inner["data"] as? [String: String])
+        #expect(DeliveredNotification(identifier: "x", userInfo: userInfo).referenceID == "sale-1")
+        #expect(throws: FCMMessageError.self) { try FCMMessage(body: Data(#"{"aps":{},"from":"x"}"#.utf8), kind: .alert) }
+        #expect(throws: FCMMessageError.self) { try FCMMessage(body: Data(#"{"alert":"x"}"#.utf8), kind: .alert) }
+    }
+}

@@ -1,0 +1,94 @@
+import FCMSimulator
+import Foundation
+import RetractKit
+import RetractStore
+import RetractTestSupport
+import Testing
+
+/// FCM devices through the HTTP API: registering, recording, sending, retracting and the device feed.
+@Suite("API with FCM")
+struct FCMEndpointTests {
+    @Test func anFCMAppRecordsSendsAndRetractsOverHTTP() async throws {
+        try await SimulatedFCM.with { fcm in
+            try await APIStage.with(fcm: fcm) { stage in
+                let admin = try await stage.key([.admin], apps: [])
+                let registered = try await stage.call(
+                    "POST", "/v1/apps", key: admin,
+                    body:
+                        #"{"name":"droid","topic":"com.example.droid","environment":"production","fcmServiceAccountPath":"\#(fcm.serviceAccountPath)"}"#
+                )
+                #expect(registered.status == 201, "\(registered)")
+                #expect(registered.json?["auth"] as? String == "none")
+                #expect(registered.json?["fcmServiceAccountPath"] as? String == fcm.serviceAccountPath)
+                let app = try #require(try await stage.store.app(named: "droid"))
+                let key = try await stage.key([.record, .send, .retract, .read, .client], apps: [app])
+
+                let devices = SimulatedFCM.tokens(0..<3).map { PushService.fcm.text(of: $0) }
+                let tokens = "[" + devices.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+                let recorded = try await stage.call(
+                    "POST", "/v1/deliveries", key: key, body: #"{"app":"droid","reference":"msg-1","transport":"fcm","tokens":\#(tokens)}"#)
+                #expect(recorded.status == 201, "\(recorded)")
+                let sent = try await stage.call(
+                    "POST", "/v1/notifications", key: key,
+                    body:
+                        #"{"app":"droid","reference":"msg-2","transport":"fcm","tokens":[\#(tokens.dropFirst().dropLast())],"payload":{"aps":{"alert":"hi"}}}"#
+                )
+                #expect(sent.status == 200, "\(sent)")
+                #expect(sent.json?["accepted"] as? Int == 3)
+
+                let made = try await stage.call(
+                    "POST", "/v1/retractions", key: key, body: #"{"app":"droid","references":["msg-1","msg-2"]}"#)
+                #expect(made.status == 202, "\(made)")
+                let done = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+                #expect(done["sent"] as? Int == 3)
+                for device in devices {
+                    let inbox = fcm.simulator.inbox(for: device)
+                    // The original, then one removal push for both references.
+                    try #require(inbox.count == 2)
+                    #expect(RetractPayload.retraction(in: inbox[1].userInfo) == ["msg-1", "msg-2"])
+                }
+
+                // The device feed finds a device by its FCM token, through RetractKit's client.
+                let feed = try await stage.call("GET", "/v1/devices/\(devices[0])/retractions?app=droid&transport=fcm", key: key)
+                #expect(feed.status == 200, "\(feed)")
+                let center = InMemoryNotificationCenter(delivered: [
+                    DeliveredNotification(identifier: "m1", referenceID: "msg-1"), DeliveredNotification(identifier: "msg-2"),
+                    DeliveredNotification(identifier: "other", referenceID: "msg-3"),
+                ])
+                let client = RetractionFeed(baseURL: stage.http.baseURL, apiKey: key, app: "droid")
+                let caughtUp = try await client.catchUp(fcmToken: devices[0], since: nil, handler: RetractionHandler(center: center))
+                #expect(caughtUp.outcome == .removed(["m1", "msg-2"]))
+                #expect(center.delivered.map(\.identifier) == ["other"])
+                // The same token read as hex is no token at all.
+                let asHex = try await stage.call("GET", "/v1/devices/\(devices[0])/retractions?app=droid", key: key)
+                #expect(asHex.status == 422)
+            }
+        }
+    }
+
+    @Test func fcmInputThatCannotBeUsedIsNamedAndWritesNothing() async throws {
+        try await APIStage.with { stage in
+            let admin = try await stage.key([.admin], apps: [])
+            let missing = try await stage.call(
+                "POST", "/v1/apps", key: admin,
+                body:
+                    #"{"name":"droid","topic":"com.example.droid","environment":"production","fcmServiceAccountPath":"/nonexistent/sa.json"}"#
+            )
+            #expect(missing.status == 422)
+            #expect(missing.json?["field"] as? String == "fcmServiceAccountPath")
+            #expect((missing.json?["detail"] as? String)?.contains("cannot be read") == true)
+
+            let key = try await stage.chatKey()
+            let badTransport = try await stage.call(
+                "POST", "/v1/deliveries", key: key, body: #"{"app":"chat","reference":"r","transport":"gcm","tokens":["ab"]}"#)
+            #expect(badTransport.status == 422)
+            #expect(badTransport.json?["field"] as? String == "transport")
+            let badToken = try await stage.call(
+                "POST", "/v1/deliveries", key: key, body: #"{"app":"chat","reference":"r","transport":"fcm","tokens":["a b"]}"#)
+            #expect(badToken.status == 422)
+            #expect(badToken.json?["field"] as? String == "tokens[0]")
+            #expect(try await stage.count("SELECT count(*) FROM deliveries") == 0)
+            #expect(try await stage.count("SELECT count(*) FROM apps WHERE name = 'droid'") == 0)
+        }
+    }
+}

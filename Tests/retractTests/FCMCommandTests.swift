@@ -1,0 +1,87 @@
+import FCMSimulator
+import Foundation
+import RetractKit
+import RetractStore
+import RetractTestSupport
+import Testing
+
+/// FCM through the `retract` binary, as a user runs it.
+@Suite("retract with FCM")
+struct FCMCommandTests {
+    @Test("apps add --fcm-service-account, record --transport fcm and retract: every FCM device removes the notification")
+    func retractThroughFCM() async throws {
+        try await EndToEndTests.withStage { stage in
+            try await SimulatedFCM.with { fcm in
+                let fcmEnvironment: [String: String?] = ["FCM_ENDPOINT": fcm.endpoint, "FCM_CA_FILE": fcm.caPath]
+                let added = try stage.retract(
+                    ["apps", "add", "chat", "--topic", "com.example.chat", "--fcm-service-account", fcm.serviceAccountPath, "--json"])
+                try #require(added.status == 0, "\(added.stderr)")
+                #expect(added.stdout.contains(#""fcmServiceAccountPath" : "\#(fcm.serviceAccountPath)""#))
+                let listed = try stage.retract(["apps", "list"])
+                #expect(listed.stdout.contains("FCM service account at \(fcm.serviceAccountPath)"))
+
+                let devices = SimulatedFCM.tokens(0..<4)
+                let file = try stage.apns.file("fcm-tokens.txt", devices.map { PushService.fcm.text(of: $0) }.joined(separator: "\n"))
+                let recorded = try stage.retract([
+                    "record", "--app", "chat", "--reference", "msg-1", "--transport", "fcm", "--tokens-file", file,
+                ])
+                try #require(recorded.status == 0, "\(recorded.stderr)")
+                fcm.simulator.unregister(PushService.fcm.text(of: devices[0]))
+
+                let retracted = try stage.retract(["notification", "msg-1", "--app", "chat", "--json"], environment: fcmEnvironment)
+                #expect(retracted.status == 0, "\(retracted.stderr)")
+                let account = try EndToEndTests.account(retracted)
+                #expect(account.state == "done" && account.total == 4 && account.sent == 3 && account.dead == 1)
+                for device in devices.dropFirst() {
+                    let inbox = fcm.inbox(device)
+                    try #require(inbox.count == 1)
+                    #expect(RetractPayload.retraction(in: inbox[0].userInfo) == ["msg-1"])
+                }
+                // Nothing went to APNs: the app has no APNs credentials.
+                #expect(stage.apns.simulator.statistics.accepted == 0)
+            }
+        }
+    }
+
+    @Test("a service-account file or FCM token that cannot be used is named, with its exit code")
+    func badInputs() async throws {
+        try await EndToEndTests.withStage { stage in
+            let notJSON = try stage.apns.file("sa.json", "not json")
+            let badFile = try stage.retract(["apps", "add", "chat", "--topic", "com.example.chat", "--fcm-service-account", notJSON])
+            #expect(badFile.status == 8)
+            #expect(badFile.stderr.contains("sa.json is not a JSON object"))
+            let missing = try stage.retract(
+                [
+                    "apps", "add", "chat", "--topic", "com.example.chat", "--fcm-service-account",
+                    stage.apns.folder.appendingPathComponent("none.json").path,
+                ])
+            #expect(missing.status == 8)
+            #expect(missing.stderr.contains("cannot be read"))
+
+            try stage.addApp("chat")
+            let badToken = try stage.retract(["record", "--app", "chat", "--reference", "x", "--transport", "fcm", "--token", "has space"])
+            #expect(badToken.status == 2)
+            #expect(badToken.stderr.contains("--token #1: \"has space\" is not an FCM registration token"))
+            // The app registered with APNs credentials only cannot send through FCM, and says how to fix it.
+            let fcmToken = PushService.fcm.text(of: SimulatedFCM.token(1))
+            let noAccount = try stage.retract(
+                [
+                    "send", "--app", "chat", "--reference", "x", "--transport", "fcm", "--token", fcmToken, "--payload",
+                    try stage.apns.file("p.json", #"{"aps":{"alert":"hi"}}"#),
+                ])
+            #expect(noAccount.status == 8)
+            #expect(noAccount.stderr.contains("has no FCM service account (retract apps add --fcm-service-account FILE)"))
+        }
+    }
+
+    @Test("the demo runs through FCM, and through APNs and FCM at once", arguments: ["fcm", "mixed"])
+    func demo(transport: String) throws {
+        let result = try RetractCLI.run(
+            ["demo", "--transport", transport, "--devices", "200", "--uninstalled", "4"], environment: ["DATABASE_URL": nil])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("FCM      simulator on 127.0.0.1:"))
+        #expect(result.stdout.contains("APNs     simulator") == (transport == "mixed"))
+        #expect(result.stdout.contains("devices: 200 · sent 196 · dead 4 · failed 0"))
+        #expect(result.stdout.contains("after:  196 of the 196 reachable devices removed it; 0 still show it"))
+    }
+}
