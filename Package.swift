@@ -275,6 +275,8 @@ let package = Package(
             name: "RetractFCMTests",
             dependencies: [
                 "RetractFCM",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "FCMSimulator",
                 "RetractKit",
                 "RetractAPNs",

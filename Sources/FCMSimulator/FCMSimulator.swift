@@ -55,7 +55,7 @@ public final class FCMSimulator: Sendable {
         )
         let state = SimulatorState(recordsInbox: configuration.recordsInbox)
         let routes = SimulatorRoutes(configuration: configuration, state: state)
-        let router = Router()
+        let router = Router(context: SimulatorRequestContext.self)
         routes.register(on: router)
         let (listening, continuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "retract.fcm-simulator")

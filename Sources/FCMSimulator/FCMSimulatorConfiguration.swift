@@ -68,6 +68,8 @@ public enum FCMFault: Sendable, Hashable {
     case thirdPartyAuthError
     /// 403 `SENDER_ID_MISMATCH`: the token belongs to another project.
     case senderIDMismatch
+    /// 401 `UNAUTHENTICATED`: the access token is refused (revoked, say).
+    case unauthenticated
 }
 
 /// One message the simulator accepted for a device.
@@ -106,4 +108,6 @@ public struct FCMSimulatorStatistics: Sendable, Hashable {
     public var messagesAccepted = 0
     /// Messages answered with an error, by FCM error code or status.
     public var messagesRejected: [String: Int] = [:]
+    /// Messages that came over HTTP/1.1 rather than HTTP/2.
+    public var messagesOverHTTP1 = 0
 }

@@ -49,6 +49,8 @@ struct SimulatedRejection: Error, Hashable {
                 message: "Auth error from APNS or Web Push Service")
         case .senderIDMismatch:
             self.init(httpStatus: 403, status: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH", message: "SenderId mismatch")
+        case .unauthenticated:
+            self = .unauthenticated("Request had invalid authentication credentials.")
         }
     }
 

@@ -9,10 +9,11 @@ struct SimulatorRoutes: Sendable {
     let configuration: FCMSimulatorConfiguration
     let state: SimulatorState
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<SimulatorRequestContext>) {
         router.post("token") { request, _ in try await issueToken(request) }
         router.post("v1/projects/:project/messages:send") { request, context in
-            try await send(request, project: context.parameters.get("project") ?? "")
+            if !context.isHTTP2 { state.countHTTP1Message() }
+            return try await send(request, project: context.parameters.get("project") ?? "")
         }
     }
 
@@ -118,5 +119,19 @@ struct SimulatorRoutes: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=UTF-8"
         return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// A request's context, knowing whether the request came over HTTP/2: FCM
+/// is reached over HTTP/2, and the simulator counts what came otherwise.
+struct SimulatorRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// An HTTP/2 request has a stream channel of its own, whose parent is the
+    /// connection; an HTTP/1 request's channel is the connection itself.
+    let isHTTP2: Bool
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        isHTTP2 = source.channel.parent?.parent != nil
     }
 }

@@ -65,6 +65,10 @@ final class SimulatorState: Sendable {
         }
     }
 
+    func countHTTP1Message() {
+        contents.withLockedValue { $0.statistics.messagesOverHTTP1 += 1 }
+    }
+
     func countRejected(_ code: String) {
         contents.withLockedValue { $0.statistics.messagesRejected[code, default: 0] += 1 }
     }

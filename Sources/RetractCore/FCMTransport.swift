@@ -118,9 +118,9 @@ public final class FCMTransport: PushTransport {
             return .failed(reason: reason)
         }
         guard policy.allowsRetry(afterAttempt: attempt) else { return .failed(reason: "no success after the last attempt: \(reason)") }
-        // FCM asks senders to wait at least Retry-After, and to back off exponentially without one.
-        let backoff = policy.delay(afterAttempt: attempt, using: &generator)
-        let delay = retryAfter.map { Duration.milliseconds(Int64($0 * 1000)) } ?? .nanoseconds(backoff.nanoseconds)
-        return .retry(after: delay, reason: reason)
+        // FCM asks senders to wait at least Retry-After (FCMRejection caps it
+        // at an hour), and to back off exponentially without one.
+        let backoff = Duration.nanoseconds(policy.delay(afterAttempt: attempt, using: &generator).nanoseconds)
+        return .retry(after: max(backoff, .seconds(retryAfter ?? 0)), reason: reason)
     }
 }

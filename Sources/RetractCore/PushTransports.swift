@@ -106,9 +106,7 @@ public final class PushTransports: TransportProvider {
     ///
     /// - Throws: ``RetractError/Code/credentials`` when the app has none or it cannot be used.
     public static func fcmServiceAccount(of app: App) throws(RetractError) -> FCMServiceAccount {
-        guard let path = app.fcmServiceAccountPath else {
-            throw RetractError(.credentials, "app \(app.name) has no FCM service account (retract apps add --fcm-service-account FILE)")
-        }
+        guard let path = app.fcmServiceAccountPath else { throw RetractError(.credentials, app.problem(reaching: .fcm) ?? "") }
         return try fcmServiceAccount(path: path, app: app.name)
     }
 

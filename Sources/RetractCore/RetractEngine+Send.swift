@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import RetractFCM
 import RetractKit
 import RetractStore
 
@@ -102,6 +103,14 @@ extension RetractEngine {
         if let collapse, let problem = CollapseIDChoice.problem(with: collapse) {
             throw RetractError(.invalidInput, "collapse id \"\(collapse.prefix(80).debugDescription.dropFirst().dropLast())\": \(problem)")
         }
+        if service == .fcm {
+            // What FCM would refuse (a reserved data key, a payload too large once written out) is refused before anything is recorded.
+            do {
+                _ = try FCMMessage(body: built, kind: visible ? .alert : .background, collapseID: collapse)
+            } catch {
+                throw RetractError(.invalidInput, "payload: \(error.message)")
+            }
+        }
         let transport = try transports.transport(for: app, via: service)
         let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)
 
@@ -144,6 +153,9 @@ extension RetractEngine {
         return report
     }
 
+    /// The longest wait before another attempt while a caller waits for ``send(app:reference:tokens:payload:collapseID:via:)``.
+    static let longestWaitWhileSending: Duration = .seconds(60)
+
     /// Sends each push until it is accepted, dead, failed or refused, waiting
     /// out the transport's backoff between attempts; at most ``window`` in flight.
     func sendWithRetries(_ pushes: [OutgoingPush], via transport: any PushTransport) async -> [PushOutcome] {
@@ -155,7 +167,11 @@ extension RetractEngine {
                         await self.window.acquire()
                         let outcome = await transport.send(push, attempt: attempt)
                         self.window.release()
-                        guard case .retry(let delay, _) = outcome, !Task.isCancelled else { return (index, outcome) }
+                        guard case .retry(let delay, let reason) = outcome, !Task.isCancelled else { return (index, outcome) }
+                        // The caller is waiting: a push the service wants held back for long is reported, not waited for.
+                        guard delay <= Self.longestWaitWhileSending else {
+                            return (index, .failed(reason: "\(reason) (asked to wait \(Int(delay.inSeconds)) s)"))
+                        }
                         try? await Task.sleep(for: delay)
                         attempt += 1
                     }

@@ -50,6 +50,8 @@ public final class RetractEngine: Sendable {
     public func record(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns
     ) async throws(RetractError) -> Int {
+        // Devices the app could not reach are refused now, not when a retraction fails on them.
+        if let problem = app.problem(reaching: service) { throw RetractError(.credentials, problem) }
         var recorded = 0
         // A failure part-way leaves the earlier batches recorded; recording them again changes nothing.
         for start in stride(from: 0, to: tokens.count, by: Self.recordStatement) {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import RetractFCM
 import RetractKit
 import RetractStore
 
@@ -292,7 +293,7 @@ public final class RetractionWorker: Sendable {
                 if Task.isCancelled { break }
                 let pushes: [OutgoingPush]
                 do {
-                    pushes = try bodies.bodies(for: device.references).map {
+                    pushes = try bodies.bodies(for: device.references, via: device.transport).map {
                         OutgoingPush(token: device.token, body: $0, kind: .retraction)
                     }
                 } catch {
@@ -331,16 +332,25 @@ public final class RetractionWorker: Sendable {
 /// share one list, so most pushes reuse one body.
 private struct BodyCache {
     let builder: PayloadBuilder
-    private var cache: [[ReferenceID]: [ByteBuffer]] = [:]
+    private var cache: [Key: [ByteBuffer]] = [:]
 
     init(builder: PayloadBuilder) {
         self.builder = builder
     }
 
-    mutating func bodies(for references: [ReferenceID]) throws -> [ByteBuffer] {
-        if let cached = cache[references] { return cached }
-        let made = try builder.retractionBodies(for: references).map { ByteBuffer(bytes: $0) }
-        if cache.count < 1024 { cache[references] = made }
+    /// The bodies for `service`: FCM writes the custom data out as a JSON
+    /// string, longer than the object, so its bodies are packed smaller.
+    mutating func bodies(for references: [ReferenceID], via service: PushService) throws -> [ByteBuffer] {
+        let key = Key(references: references, service: service)
+        if let cached = cache[key] { return cached }
+        let limit = service == .fcm ? FCMMessage.bodyLimit : PayloadBuilder.maximumBodySize
+        let made = try builder.retractionBodies(for: references, limit: limit).map { ByteBuffer(bytes: $0) }
+        if cache.count < 1024 { cache[key] = made }
         return made
+    }
+
+    private struct Key: Hashable {
+        var references: [ReferenceID]
+        var service: PushService
     }
 }

@@ -11,6 +11,9 @@ actor FCMAccessTokens {
     private struct Token {
         var value: String
         var expiresAt: Date
+        /// When to fetch the next one: the refresh margin before expiry, or
+        /// half-way for a token that lives less than twice the margin.
+        var refreshAt: Date
     }
 
     private let account: FCMServiceAccount
@@ -29,9 +32,10 @@ actor FCMAccessTokens {
         self.logger = logger
     }
 
-    /// A token that is good for at least the refresh margin.
+    /// A token that is good for at least the refresh margin; when getting a
+    /// new one fails, the old one while it has not expired.
     func token() async throws(FCMError) -> String {
-        if let current, configuration.now() < current.expiresAt.addingTimeInterval(-configuration.tokenRefreshMargin) {
+        if let current, configuration.now() < current.refreshAt {
             return current.value
         }
         let task: Task<Token, any Error>
@@ -50,6 +54,11 @@ actor FCMAccessTokens {
             return token.value
         } catch {
             if fetching == task { fetching = nil }
+            // A token endpoint that fails for a moment costs nothing while the token in hand lasts.
+            if let current, configuration.now() < current.expiresAt {
+                logger.warning("FCM access token not renewed; the current one is used until it expires", metadata: ["error": "\(error)"])
+                return current.value
+            }
             throw error as? FCMError ?? .accessTokenRefused(status: nil, reason: "\(error)")
         }
     }
@@ -92,6 +101,9 @@ actor FCMAccessTokens {
             throw .accessTokenRefused(status: status, reason: reason.isEmpty ? "no access token in the answer" : reason)
         }
         logger.debug("FCM access token fetched", metadata: ["account": "\(account.clientEmail)", "expires_in": "\(lifetime)"])
-        return Token(value: value, expiresAt: issuedAt.addingTimeInterval(TimeInterval(lifetime)))
+        let margin = min(configuration.tokenRefreshMargin, TimeInterval(lifetime) / 2)
+        return Token(
+            value: value, expiresAt: issuedAt.addingTimeInterval(TimeInterval(lifetime)),
+            refreshAt: issuedAt.addingTimeInterval(TimeInterval(lifetime) - margin))
     }
 }

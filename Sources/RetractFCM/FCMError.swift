@@ -77,14 +77,25 @@ public struct FCMRejection: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What to do about it.
+    ///
+    /// A token is dead only when FCM says so in its own error detail
+    /// (`UNREGISTERED`, sent with status `NOT_FOUND`): a bare 404 (a wrong
+    /// project or endpoint) must not mark every device dead.
     public var disposition: FCMDisposition {
         switch errorCode ?? status ?? "" {
-        case "UNREGISTERED", "NOT_FOUND": return .tokenDead
+        case "UNREGISTERED": return .tokenDead
+        case "NOT_FOUND": return errorCode == nil ? .permanent : .tokenDead
         case "THIRD_PARTY_AUTH_ERROR", "SENDER_ID_MISMATCH", "PERMISSION_DENIED": return .authenticationFailed
         case "UNAUTHENTICATED": return .refreshAccessToken
         case "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL": return .retry
         case "INVALID_ARGUMENT": return .permanent
-        default: return httpStatus == 429 || httpStatus >= 500 ? .retry : .permanent
+        default:
+            switch httpStatus {
+            case 401: return .refreshAccessToken
+            case 403: return .authenticationFailed
+            case 429, 500...: return .retry
+            default: return .permanent
+            }
         }
     }
 
@@ -96,15 +107,18 @@ public struct FCMRejection: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
-    /// `Retry-After` in seconds; the HTTP-date form is read too.
+    /// The longest `Retry-After` taken as given; a longer one is read as this.
+    public static let longestRetryAfter: TimeInterval = 3600
+
+    /// `Retry-After` in seconds, at most ``longestRetryAfter``; the HTTP-date form is read too.
     static func seconds(retryAfter header: String) -> TimeInterval? {
         let trimmed = header.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(trimmed), seconds >= 0 { return TimeInterval(seconds) }
+        if let seconds = Double(trimmed), seconds >= 0, trimmed.allSatisfy(\.isNumber) { return min(seconds, longestRetryAfter) }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: trimmed).map { max(0, $0.timeIntervalSinceNow) }
+        return formatter.date(from: trimmed).map { min(max(0, $0.timeIntervalSinceNow), longestRetryAfter) }
     }
 }
 

@@ -21,6 +21,16 @@ public struct FCMMessage: Sendable, Hashable {
     /// The message JSON after the token: `,"data":…}}`.
     private let rest: [UInt8]
 
+    /// The largest APNs-style body to make a message of. The custom data goes
+    /// into `data` as a JSON string, whose escaped quotes make it up to half
+    /// as long again for ordinary references, and FCM adds its own keys
+    /// (`gcm.message_id`, `google.c.*`) to what APNs gets: a body of this size
+    /// still fits APNs's 4096 bytes.
+    public static let bodyLimit = 2600
+
+    /// What FCM's own keys add to the payload an iPhone gets, at most.
+    static let fcmKeysAllowance = 200
+
     /// - Parameters:
     ///   - body: a JSON object with `aps`.
     ///   - collapseID: becomes `apns-collapse-id` (the notification's identifier
@@ -41,6 +51,10 @@ public struct FCMMessage: Sendable, Hashable {
             {
                 data[key] = String(decoding: encoded, as: UTF8.self)
             }
+        }
+        let deviceBytes = Self.deviceBytes(aps: aps, data: data)
+        guard deviceBytes <= 4096 else {
+            throw FCMMessageError("the payload an iPhone would get is about \(deviceBytes) bytes with FCM's keys; APNs takes 4096")
         }
         var headers = ["apns-push-type": kind == .background ? "background" : "alert", "apns-priority": kind == .background ? "5" : "10"]
         var android: [String: Any] = ["priority": "HIGH"]
@@ -69,6 +83,17 @@ public struct FCMMessage: Sendable, Hashable {
         buffer.writeString(quoted)
         buffer.writeBytes(rest)
         return buffer
+    }
+
+    /// What APNs would carry to an iPhone: `aps` with the data keys beside
+    /// it as JSON strings, and FCM's keys.
+    static func deviceBytes(aps: [String: Any], data: [String: String]) -> Int {
+        let apsBytes = (try? JSONSerialization.data(withJSONObject: ["aps": aps]))?.count ?? 0
+        let dataBytes = data.reduce(0) { total, field in
+            let escaped = (try? JSONSerialization.data(withJSONObject: [field.value], options: [.withoutEscapingSlashes]))?.count ?? 0
+            return total + field.key.utf8.count + escaped + 2
+        }
+        return apsBytes + dataBytes + fcmKeysAllowance
     }
 
     /// FCM refuses these data keys (they are its own).

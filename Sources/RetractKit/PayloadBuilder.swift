@@ -75,11 +75,14 @@ public struct PayloadBuilder: Hashable, Sendable {
     /// The bodies of the retraction push for one device.
     ///
     /// In the canonical dialect all references go into one body, split into the
-    /// fewest bodies that fit when they exceed ``maximumBodySize`` (see
+    /// fewest bodies that fit when they exceed `limit` (see
     /// docs/payload.md for how the split is found). The legacy
     /// dialect's clients read one reference per push, so it makes one body per
     /// reference. Repeated references are sent once.
-    public func retractionBodies(for references: some Sequence<ReferenceID>) throws -> [Data] {
+    ///
+    /// - Parameter limit: the largest body, ``maximumBodySize`` for APNs; a
+    ///   transport that writes the body out larger (FCM) gives a smaller one.
+    public func retractionBodies(for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize) throws -> [Data] {
         var seen = Set<ReferenceID>()
         let encoded = try references.filter { seen.insert($0).inserted }.map(encodedReference)
         let template = RetractionTemplate.of(dialect)
@@ -87,14 +90,14 @@ public struct PayloadBuilder: Hashable, Sendable {
         case .legacy:
             return try encoded.map { reference in
                 let body = template.body([reference])
-                try Self.checkSize(body)
+                try Self.checkSize(body, limit: limit)
                 return body
             }
         case .canonical:
             let packing = BodyPacking(
                 singleOverhead: template.singleOverhead,
                 batchOverhead: template.batchOverhead,
-                limit: Self.maximumBodySize
+                limit: limit
             )
             return try packing.pack(encoded.map(\.count)).map { indices in
                 template.body(indices.map { encoded[$0] })

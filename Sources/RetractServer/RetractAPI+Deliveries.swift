@@ -42,6 +42,7 @@ extension RetractAPI {
             let app = try await self.app(named: object.app, for: caller, field: prefix + "app")
             let reference = try Validate.reference(object.reference, field: prefix + "reference")
             let service = try Validate.transport(object.transport, field: prefix + "transport")
+            if let problem = app.problem(reaching: service) { throw APIProblem(.appCredentials, problem, field: prefix + "transport") }
             let tokens = try Validate.tokens(
                 object.tokens, field: prefix + "tokens", limit: Self.maximumDeliveriesPerRequest, service: service)
             var sentAt = now

@@ -36,6 +36,15 @@ public struct App: Hashable, Sendable, Codable {
     public var services: [PushService] {
         (authentication == .fcmOnly ? [] : [.apns]) + (fcmServiceAccountPath == nil ? [] : [.fcm])
     }
+
+    /// Why devices of the app cannot be reached through `service`, or nil when they can.
+    public func problem(reaching service: PushService) -> String? {
+        guard !services.contains(service) else { return nil }
+        switch service {
+        case .apns: return "app \(name) has no APNs key or certificate: it sends through FCM only"
+        case .fcm: return "app \(name) has no FCM service account (retract apps add --fcm-service-account FILE)"
+        }
+    }
 }
 
 /// What registering an app takes; the store gives it its id.

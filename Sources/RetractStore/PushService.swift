@@ -14,7 +14,8 @@ public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cust
 
     /// The token `text` stands for, or nil: hex for APNs; for FCM the
     /// registration token itself, 1 to ``Delivery/maximumTokenLength`` bytes
-    /// of printable ASCII without spaces, quotes or backslashes.
+    /// of letters, digits, `-`, `_`, `:` and `.` (what FCM issues: base64url
+    /// with a colon), so a token can also name a device in a URL path.
     public func token(_ text: some StringProtocol) -> DeviceToken? {
         switch self {
         case .apns:
@@ -22,11 +23,13 @@ public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cust
         case .fcm:
             let bytes = Array(text.utf8)
             guard !bytes.isEmpty, bytes.count <= Delivery.maximumTokenLength,
-                bytes.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+                bytes.allSatisfy({ Self.fcmTokenBytes.contains($0) })
             else { return nil }
             return DeviceToken(bytes: bytes)
         }
     }
+
+    private static let fcmTokenBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:.".utf8)
 
     /// How a token of this service is written: hex for APNs, the registration token for FCM.
     public func text(of token: DeviceToken) -> String {
@@ -40,7 +43,7 @@ public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cust
     public var tokenForm: String {
         switch self {
         case .apns: "an even number of hex digits"
-        case .fcm: "an FCM registration token: 1 to \(Delivery.maximumTokenLength) printable ASCII characters without spaces or quotes"
+        case .fcm: "an FCM registration token: 1 to \(Delivery.maximumTokenLength) letters, digits, '-', '_', ':' or '.'"
         }
     }
 }

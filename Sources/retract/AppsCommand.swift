@@ -88,8 +88,10 @@ struct AppsCommand: AsyncParsableCommand {
         ) throws(RetractError) -> AppRegistration {
             let authentication: App.Authentication
             let fcmPath = (fcmServiceAccount ?? env["FCM_SERVICE_ACCOUNT_FILE"]).flatMap { $0.isEmpty ? nil : absolute($0) }
-            let givesAPNs = certificate != nil || keyID != nil || teamID != nil || keyPath != nil
-            if fcmPath != nil, !givesAPNs, env["APNS_KEY_ID"] == nil, env["APNS_KEY_PATH"] == nil {
+            // FCM only when the flags name no APNs credential and the environment names none either.
+            let apnsFlags = certificate != nil || keyID != nil || teamID != nil || keyPath != nil
+            let apnsEnvironment = ["APNS_KEY_ID", "APNS_TEAM_ID", "APNS_KEY_PATH"].contains { env[$0]?.isEmpty == false }
+            if fcmPath != nil, !apnsFlags, !apnsEnvironment {
                 authentication = .fcmOnly
             } else if let certificate {
                 if keyID != nil || teamID != nil || keyPath != nil {

@@ -74,6 +74,32 @@ struct FCMEngineTests {
         }
     }
 
+    @Test("a device with many references gets them all through FCM, in pushes that fit once written out")
+    func manyReferencesThroughFCM() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await SimulatedFCM.with { fcm in
+                try await Self.withEngine(apns, fcm) { engine in
+                    let app = try await engine.store.registerApp(Self.mixedApp(apns, fcm, name: "many"), actor: "tests")
+                    let device = SimulatedFCM.token(1)
+                    let references = (0..<150).map { ReferenceID(stringLiteral: "msg-\($0)-" + UUID().uuidString) }
+                    for reference in references { _ = try await engine.record(app: app, reference: reference, tokens: [device], via: .fcm) }
+                    let (retraction, _) = try await engine.startRetraction(app: app, references: references, requestedBy: "tests")
+                    try await RetractionWorker(engine: engine).finish([retraction.id])
+                    let status = try await engine.status(of: retraction.id)
+                    #expect(status.retraction.counts == RetractionCounts(total: 1, sent: 1), "\(status.failures)")
+                    let inbox = fcm.inbox(device)
+                    #expect(inbox.count > 1)
+                    var retracted: Set<ReferenceID> = []
+                    for message in inbox {
+                        #expect(message.userInfoJSON.count <= 4096)
+                        retracted.formUnion(RetractPayload.retraction(in: message.userInfo) ?? [])
+                    }
+                    #expect(retracted == Set(references))
+                }
+            }
+        }
+    }
+
     @Test("an original sent through FCM is recorded as FCM and retracted through FCM")
     func originalThroughFCM() async throws {
         try await SimulatedAPNs.with { apns in
@@ -92,6 +118,21 @@ struct FCMEngineTests {
                         try await engine.send(app: app, reference: "sale-1", tokens: TestTokens.tokens(0..<1), payload: payload)
                     } throws: { error in
                         (error as? RetractError)?.code == .credentials && "\(error)".contains("FCM only")
+                    }
+
+                    // What FCM would refuse is refused before anything is recorded.
+                    let reserved = Data(#"{"aps":{"alert":"x"},"from":"me"}"#.utf8)
+                    await #expect {
+                        try await engine.send(app: app, reference: "sale-2", tokens: devices, payload: reserved, via: .fcm)
+                    } throws: { error in
+                        (error as? RetractError)?.code == .invalidInput && "\(error)".contains("data key \"from\": reserved by FCM")
+                    }
+                    #expect(try await engine.store.recordedReferences(appID: app.id, among: ["sale-2"]).isEmpty)
+                    // Devices the app cannot reach are not recorded either.
+                    await #expect {
+                        try await engine.record(app: app, reference: "sale-3", tokens: TestTokens.tokens(0..<1))
+                    } throws: { error in
+                        (error as? RetractError)?.code == .credentials && "\(error)".contains("it sends through FCM only")
                     }
 
                     let status = try await EngineTests.retract(["sale-1"], app: app, engine: engine)
@@ -123,7 +164,7 @@ struct FCMEngineTests {
         }
     }
 
-    @Test("each FCM answer becomes the engine's outcome", arguments: 0..<8)
+    @Test("each FCM answer becomes the engine's outcome", arguments: 0..<9)
     func answersMapToOutcomes(index: Int) async throws {
         let policy = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
         let cases: [(FCMFault?, attempt: Int, check: @Sendable (PushOutcome) -> Bool)] = [
@@ -143,6 +184,11 @@ struct FCMEngineTests {
             (
                 .senderIDMismatch, 1,
                 { if case .authenticationFailed(let reason) = $0 { reason.contains("SENDER_ID_MISMATCH") } else { false } }
+            ),
+            // A Retry-After no service means is held to an hour.
+            (
+                .quotaExceeded(retryAfter: 1_000_000_000_000), 1,
+                { if case .retry(let after, _) = $0 { after == .seconds(3600) } else { false } }
             ),
         ]
         let (fault, attempt, check) = cases[index]

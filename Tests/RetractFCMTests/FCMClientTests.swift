@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import FCMSimulator
 import Foundation
 import NIOCore
+import NIOSSL
 import RetractFCM
 import RetractKit
 import Testing
@@ -20,6 +22,31 @@ struct FCMClientTests {
             let statistics = harness.simulator.statistics
             #expect(statistics.accessTokensIssued == 1)
             #expect(statistics.messagesAccepted == 21)
+            #expect(statistics.messagesOverHTTP1 == 0)
+        }
+    }
+
+    @Test("FCMClient speaks HTTP/2; the simulator counts a message that came over HTTP/1.1")
+    func messagesGoOverHTTP2() async throws {
+        try await FCMHarness.with { harness, client in
+            try await client.send(try retractionMessage(["r"]).request(token: "device-a"))
+            #expect(harness.simulator.statistics.messagesOverHTTP1 == 0)
+            // The same message over HTTP/1.1, as a client that cannot do HTTP/2 would send it.
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [
+                .certificates(try NIOSSLCertificate.fromPEMBytes(Array(harness.simulator.certificateAuthorityPEM.utf8)))
+            ]
+            var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+            configuration.httpVersion = .http1Only
+            let http1 = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            var request = HTTPClientRequest(url: "\(harness.simulator.baseURL)/v1/projects/\(FCMHarness.projectID)/messages:send")
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "Bearer \(try await client.accessToken())")
+            request.body = .bytes(try retractionMessage(["r"]).request(token: "device-b"))
+            let response = try await http1.execute(request, timeout: .seconds(10))
+            try await http1.shutdown()
+            #expect(response.status == .ok)
+            #expect(harness.simulator.statistics.messagesOverHTTP1 == 1)
         }
     }
 
@@ -51,9 +78,16 @@ struct FCMClientTests {
             #expect(statistics.accessTokensIssued == 2)
             #expect(statistics.messagesRejected == ["UNAUTHENTICATED": 1])
             #expect(harness.simulator.inbox(for: "device-a").count == 2)
-            // Refused twice in a row, the error is reported rather than tried forever.
-            harness.simulator.script([.thirdPartyAuthError], for: "device-b")
-            await #expect(throws: FCMError.self) { try await client.send(try retractionMessage(["r"]).request(token: "device-b")) }
+            // Refused twice in a row, the error is reported rather than tried forever: one new token, not more.
+            harness.simulator.script([.unauthenticated, .unauthenticated], for: "device-b")
+            await #expect {
+                try await client.send(try retractionMessage(["r"]).request(token: "device-b"))
+            } throws: { error in
+                guard case .rejected(let rejection) = error as? FCMError else { return false }
+                return rejection.disposition == .refreshAccessToken
+            }
+            #expect(harness.simulator.statistics.accessTokensIssued == 3)
+            #expect(harness.simulator.inbox(for: "device-b").isEmpty)
         }
     }
 
@@ -217,5 +251,35 @@ struct FCMClientTests {
         #expect(DeliveredNotification(identifier: "x", userInfo: userInfo).referenceID == "sale-1")
         #expect(throws: FCMMessageError.self) { try FCMMessage(body: Data(#"{"aps":{},"from":"x"}"#.utf8), kind: .alert) }
         #expect(throws: FCMMessageError.self) { try FCMMessage(body: Data(#"{"alert":"x"}"#.utf8), kind: .alert) }
+    }
+}
+
+@Suite("FCM answers read from the wire")
+struct FCMRejectionTests {
+    @Test func retryAfterIsReadAndBounded() {
+        #expect(FCMRejection(httpStatus: 429, body: [], retryAfterHeader: "7").retryAfter == 7)
+        #expect(FCMRejection(httpStatus: 429, body: [], retryAfterHeader: "0").retryAfter == 0)
+        // A huge value from a broken proxy is an hour, not a crash or a retry in a thousand years.
+        #expect(FCMRejection(httpStatus: 503, body: [], retryAfterHeader: "99999999999999999999").retryAfter == 3600)
+        #expect(FCMRejection(httpStatus: 503, body: [], retryAfterHeader: "-5").retryAfter == nil)
+        #expect(FCMRejection(httpStatus: 503, body: [], retryAfterHeader: "soon").retryAfter == nil)
+        let date = FCMRejection(httpStatus: 503, body: [], retryAfterHeader: "Wed, 21 Oct 2015 07:28:00 GMT").retryAfter
+        #expect(date == 0)
+    }
+
+    @Test func onlyFCMsOwnDetailMarksATokenDead() {
+        func disposition(_ status: Int, _ body: String) -> FCMDisposition {
+            FCMRejection(httpStatus: status, body: Array(body.utf8), retryAfterHeader: nil).disposition
+        }
+        let unregistered =
+            #"{"error":{"code":404,"status":"NOT_FOUND","message":"x","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#
+        #expect(disposition(404, unregistered) == .tokenDead)
+        // A wrong project or endpoint answers 404 too: no device is marked dead for it.
+        #expect(disposition(404, #"{"error":{"code":404,"status":"NOT_FOUND","message":"Requested entity was not found."}}"#) == .permanent)
+        #expect(disposition(404, "<html>not found</html>") == .permanent)
+        #expect(disposition(401, "") == .refreshAccessToken)
+        #expect(disposition(403, "") == .authenticationFailed)
+        #expect(disposition(502, "") == .retry)
+        #expect(disposition(400, "") == .permanent)
     }
 }

@@ -24,6 +24,14 @@ struct FCMEndpointTests {
                 let key = try await stage.key([.record, .send, .retract, .read, .client], apps: [app])
 
                 let devices = SimulatedFCM.tokens(0..<3).map { PushService.fcm.text(of: $0) }
+                // Characters no FCM token has, which could not name the device in a feed URL, are refused.
+                for bad in ["a b", "a/b", "a?b", "a%2Fb"] {
+                    let refused = try await stage.call(
+                        "POST", "/v1/deliveries", key: key, body: #"{"app":"droid","reference":"r","transport":"fcm","tokens":["\#(bad)"]}"#
+                    )
+                    #expect(refused.status == 422, "\(bad)")
+                    #expect(refused.json?["field"] as? String == "tokens[0]")
+                }
                 let tokens = "[" + devices.map { "\"\($0)\"" }.joined(separator: ",") + "]"
                 let recorded = try await stage.call(
                     "POST", "/v1/deliveries", key: key, body: #"{"app":"droid","reference":"msg-1","transport":"fcm","tokens":\#(tokens)}"#)
@@ -83,10 +91,13 @@ struct FCMEndpointTests {
                 "POST", "/v1/deliveries", key: key, body: #"{"app":"chat","reference":"r","transport":"gcm","tokens":["ab"]}"#)
             #expect(badTransport.status == 422)
             #expect(badTransport.json?["field"] as? String == "transport")
-            let badToken = try await stage.call(
-                "POST", "/v1/deliveries", key: key, body: #"{"app":"chat","reference":"r","transport":"fcm","tokens":["a b"]}"#)
-            #expect(badToken.status == 422)
-            #expect(badToken.json?["field"] as? String == "tokens[0]")
+            // chat has no service account: its FCM devices could never be retracted.
+            let noAccount = try await stage.call(
+                "POST", "/v1/deliveries", key: key, body: #"{"app":"chat","reference":"r","transport":"fcm","tokens":["abc:APA91b"]}"#)
+            #expect(noAccount.status == 422)
+            #expect(noAccount.problem == "app-credentials")
+            #expect(noAccount.json?["field"] as? String == "transport")
+            #expect((noAccount.json?["detail"] as? String)?.contains("has no FCM service account") == true)
             #expect(try await stage.count("SELECT count(*) FROM deliveries") == 0)
             #expect(try await stage.count("SELECT count(*) FROM apps WHERE name = 'droid'") == 0)
         }
