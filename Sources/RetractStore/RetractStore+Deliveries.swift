@@ -35,42 +35,31 @@ extension RetractStore {
             sentAt.append(delivery.sentAt)
             transports.append(delivery.transport.rawValue)
         }
+        // The batch's insert, with `conflicts` after it.
+        func insert(_ conflicts: String) -> PostgresQuery {
+            """
+            INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
+            SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
+            FROM unnest(
+                \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
+                \(transports)::text[]::push_transport[]
+            ) AS u (a, r, t, s, x)
+            \(unescaped: conflicts)
+            """
+        }
         // Nearly every batch is new: a plain INSERT costs half of what ON
         // CONFLICT does. A batch that repeats a delivery fails whole on the
         // primary key and goes again, keeping only what is new. (A retry after
         // a lost connection lands there too, so the plain insert may be retried.)
         do {
             _ = try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
-                try await client.query(
-                    """
-                    INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
-                    SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
-                    FROM unnest(
-                        \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
-                        \(transports)::text[]::push_transport[]
-                    ) AS u (a, r, t, s, x)
-                    """,
-                    logger: logger)
+                try await client.query(insert(""), logger: logger)
             }
             return deliveries.count
         } catch let error where error.code == .uniqueViolation {
             return try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
-                try await client.query(
-                    """
-                    WITH inserted AS (
-                        INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
-                        SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
-                        FROM unnest(
-                            \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
-                            \(transports)::text[]::push_transport[]
-                        ) AS u (a, r, t, s, x)
-                        ON CONFLICT DO NOTHING
-                        RETURNING 1
-                    )
-                    SELECT count(*) FROM inserted
-                    """,
-                    logger: logger
-                ).values(of: Int.self).first ?? 0
+                // One row back per new delivery: at most a batch, counted here.
+                try await client.query(insert("ON CONFLICT DO NOTHING RETURNING 1"), logger: logger).collect().count
             }
         }
     }
