@@ -106,7 +106,9 @@ public final class PushTransports: TransportProvider {
     ///
     /// - Throws: ``RetractError/Code/credentials`` when the app has none or it cannot be used.
     public static func fcmServiceAccount(of app: App) throws(RetractError) -> FCMServiceAccount {
-        guard let path = app.fcmServiceAccountPath else { throw RetractError(.credentials, app.problem(reaching: .fcm) ?? "") }
+        guard let path = app.fcmServiceAccountPath else {
+            throw RetractError(.credentials, App.missingCredentials(for: .fcm, app: app.name))
+        }
         return try fcmServiceAccount(path: path, app: app.name)
     }
 
@@ -157,7 +159,7 @@ public final class PushTransports: TransportProvider {
             }
             return .token(key: key, keyID: keyID, teamID: teamID)
         case .fcmOnly:
-            throw RetractError(.credentials, "app \(app) has no APNs key or certificate: it sends through FCM only")
+            throw RetractError(.credentials, App.missingCredentials(for: .apns, app: app))
         case .certificate(let path):
             let bytes: [UInt8]
             do {

@@ -189,12 +189,7 @@ enum Validate {
     }
 
     static func token(_ text: String, field: String, service: PushService = .apns) throws(APIProblem) -> DeviceToken {
-        guard let token = service.token(text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
-            let form =
-                service == .apns ? "hex digits, an even number of them, 1 to \(Delivery.maximumTokenLength) bytes" : service.tokenForm
-            throw APIProblem.invalid(
-                field, "\"\(text.prefix(80))\" is not \(service == .apns ? "a device token" : "an FCM token"): \(form)")
-        }
+        guard let token = service.token(text) else { throw APIProblem.invalid(field, service.tokenProblem(text)) }
         return token
     }
 

@@ -39,10 +39,14 @@ public struct App: Hashable, Sendable, Codable {
 
     /// Why devices of the app cannot be reached through `service`, or nil when they can.
     public func problem(reaching service: PushService) -> String? {
-        guard !services.contains(service) else { return nil }
+        services.contains(service) ? nil : Self.missingCredentials(for: service, app: name)
+    }
+
+    /// What app `app` lacks to reach devices through `service`.
+    public static func missingCredentials(for service: PushService, app: String) -> String {
         switch service {
-        case .apns: return "app \(name) has no APNs key or certificate: it sends through FCM only"
-        case .fcm: return "app \(name) has no FCM service account (retract apps add --fcm-service-account FILE)"
+        case .apns: "app \(app) has no APNs key or certificate: it sends through FCM only"
+        case .fcm: "app \(app) has no FCM service account (retract apps add --fcm-service-account FILE)"
         }
     }
 }

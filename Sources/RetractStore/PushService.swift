@@ -12,20 +12,27 @@ public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cust
 
     public var description: String { self == .apns ? "APNs" : "FCM" }
 
-    /// The token `text` stands for, or nil: hex for APNs; for FCM the
-    /// registration token itself, 1 to ``Delivery/maximumTokenLength`` bytes
-    /// of letters, digits, `-`, `_`, `:` and `.` (what FCM issues: base64url
-    /// with a colon), so a token can also name a device in a URL path.
+    /// The token `text` stands for, or nil, 1 to ``Delivery/maximumTokenLength``
+    /// bytes: hex for APNs; for FCM the registration token itself, of letters,
+    /// digits, `-`, `_`, `:` and `.` (what FCM issues: base64url with a
+    /// colon), so a token can also name a device in a URL path.
     public func token(_ text: some StringProtocol) -> DeviceToken? {
+        let token: DeviceToken?
+        switch self {
+        case .apns: token = DeviceToken(hex: text)
+        case .fcm: token = text.utf8.allSatisfy({ Self.fcmTokenBytes.contains($0) }) ? DeviceToken(bytes: Array(text.utf8)) : nil
+        }
+        guard let token, (1...Delivery.maximumTokenLength).contains(token.bytes.count) else { return nil }
+        return token
+    }
+
+    /// Why `text` is not a token of this service, for error messages.
+    public func tokenProblem(_ text: some StringProtocol) -> String {
         switch self {
         case .apns:
-            return DeviceToken(hex: text)
+            "\"\(text.prefix(80))\" is not a device token: hex digits, an even number of them, 1 to \(Delivery.maximumTokenLength) bytes"
         case .fcm:
-            let bytes = Array(text.utf8)
-            guard !bytes.isEmpty, bytes.count <= Delivery.maximumTokenLength,
-                bytes.allSatisfy({ Self.fcmTokenBytes.contains($0) })
-            else { return nil }
-            return DeviceToken(bytes: bytes)
+            "\"\(text.prefix(80))\" is not an FCM registration token: 1 to \(Delivery.maximumTokenLength) letters, digits, '-', '_', ':' or '.'"
         }
     }
 
@@ -39,11 +46,4 @@ public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cust
         }
     }
 
-    /// What a token of this service looks like, for error messages.
-    public var tokenForm: String {
-        switch self {
-        case .apns: "an even number of hex digits"
-        case .fcm: "an FCM registration token: 1 to \(Delivery.maximumTokenLength) letters, digits, '-', '_', ':' or '.'"
-        }
-    }
 }

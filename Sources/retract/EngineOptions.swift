@@ -180,12 +180,7 @@ struct TokenOptions: ParsableArguments {
     }
 
     private func token(_ text: String, at place: String) throws(RetractError) -> DeviceToken {
-        guard let token = transport.token(text), !token.bytes.isEmpty, token.bytes.count <= Delivery.maximumTokenLength else {
-            let form =
-                transport == .apns
-                ? "a device token (hex, even length, at most \(Delivery.maximumTokenLength) bytes)" : transport.tokenForm
-            throw RetractError(.invalidInput, "\(place): \"\(text.prefix(80))\" is not \(form)")
-        }
+        guard let token = transport.token(text) else { throw RetractError(.invalidInput, "\(place): \(transport.tokenProblem(text))") }
         return token
     }
 }

@@ -29,19 +29,37 @@ drop_bench_database() {
     if declare -F stop_throwaway_postgres >/dev/null; then stop_throwaway_postgres 2>/dev/null || true; fi
 }
 
-# Runs "$@" (a retract-bench engine-vs-client command printing JSON with
-# enginePerSecond and clientPerSecond) $runs times; prints each run's rates and
-# their ratio, then the medians.
-engine_client_runs() {
-    printf '%-7s%14s%14s%8s\n' run engine/s client/s ratio
-    local engine_all=() client_all=() ratio_all=() out engine client ratio run
+# Makes a work folder named after $1 in $work and arranges for it, the
+# process in $simulator_pid (when a script starts one) and the database to go
+# at exit.
+open_bench_work() {
+    work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-$1.XXXXXX")
+    simulator_pid=
+    trap cleanup_bench_work EXIT
+}
+
+cleanup_bench_work() {
+    if [ -n "$simulator_pid" ]; then kill "$simulator_pid" 2>/dev/null || true; fi
+    wait 2>/dev/null || true
+    rm -rf "$work"
+    drop_bench_database
+}
+
+# Runs "$@" (a retract-bench command printing JSON with the fields $1 and $2,
+# rates of the same work done two ways) $runs times; prints each run's rates,
+# headed $3 and $4, and their ratio, then the medians.
+ratio_runs() {
+    local first=$1 second=$2 first_label=$3 second_label=$4
+    shift 4
+    printf '%-7s%14s%14s%8s\n' run "$first_label" "$second_label" ratio
+    local first_all=() second_all=() ratio_all=() out a b ratio run
     for run in $(seq 1 "$runs"); do
         out=$("$@")
-        engine=$(field "$out" enginePerSecond)
-        client=$(field "$out" clientPerSecond)
-        ratio=$(python3 -c "print(f'{$engine / $client:.2f}')")
-        printf '%-7s%14.0f%14.0f%8s\n' "$run" "$engine" "$client" "$ratio"
-        engine_all+=("$engine") client_all+=("$client") ratio_all+=("$ratio")
+        a=$(field "$out" "$first")
+        b=$(field "$out" "$second")
+        ratio=$(python3 -c "print(f'{$a / $b:.2f}')")
+        printf '%-7s%14.0f%14.0f%8s\n' "$run" "$a" "$b" "$ratio"
+        first_all+=("$a") second_all+=("$b") ratio_all+=("$ratio")
     done
-    printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${engine_all[@]}")" "$(median "${client_all[@]}")" "$(median "${ratio_all[@]}")"
+    printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${first_all[@]}")" "$(median "${second_all[@]}")" "$(median "${ratio_all[@]}")"
 }

@@ -26,15 +26,7 @@ bin=$(swift build -c release --show-bin-path)
 # shellcheck source=bench-common.sh
 source scripts/lib/bench-common.sh
 open_bench_database retract_bench_fcm
-work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-fcm.XXXXXX")
-simulator_pid=
-cleanup_bench() {
-    [ -n "$simulator_pid" ] && kill "$simulator_pid" 2>/dev/null || true
-    wait 2>/dev/null || true
-    rm -rf "$work"
-    drop_bench_database
-}
-trap cleanup_bench EXIT
+open_bench_work fcm
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 "$bin/retract-bench" fcm-simulator --port "$port" --out "$work" >"$work/simulator.log" 2>&1 &
@@ -45,5 +37,6 @@ for _ in $(seq 1 100); do
 done
 
 echo "devices=$devices ${extra[*]} (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
-engine_client_runs "$bin/retract-bench" fcm --database-url "$url" --base-url "https://127.0.0.1:$port" --ca "$work/fcm-ca.pem" \
+ratio_runs enginePerSecond clientPerSecond engine/s client/s \
+    "$bin/retract-bench" fcm --database-url "$url" --base-url "https://127.0.0.1:$port" --ca "$work/fcm-ca.pem" \
     --service-account "$work/service-account.json" -n "$devices" "${extra[@]}"

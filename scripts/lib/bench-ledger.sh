@@ -25,27 +25,13 @@ bin=$(swift build -c release --show-bin-path)
 # shellcheck source=bench-common.sh
 source scripts/lib/bench-common.sh
 open_bench_database retract_bench
-work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-ledger.XXXXXX")
+open_bench_work ledger
 chmod 755 "$work"
-cleanup_bench() {
-    rm -rf "$work"
-    drop_bench_database
-}
-trap cleanup_bench EXIT
 
 
 echo "rows=$rows batch=$batch (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
-printf '%-7s%14s%14s%8s\n' run store/s copy/s ratio
-store_all=() copy_all=() ratio_all=()
-for run in $(seq 1 "$runs"); do
-    out=$("$bin/retract-bench" ledger --database-url "$url" -n "$rows" --batch "$batch" --work "$work")
-    store=$(field "$out" storeRowsPerSecond)
-    copy=$(field "$out" copyRowsPerSecond)
-    ratio=$(python3 -c "print(f'{$store / $copy:.2f}')")
-    printf '%-7s%14.0f%14.0f%8s\n' "$run" "$store" "$copy" "$ratio"
-    store_all+=("$store") copy_all+=("$copy") ratio_all+=("$ratio")
-done
-printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${store_all[@]}")" "$(median "${copy_all[@]}")" "$(median "${ratio_all[@]}")"
+ratio_runs storeRowsPerSecond copyRowsPerSecond store/s copy/s \
+    "$bin/retract-bench" ledger --database-url "$url" -n "$rows" --batch "$batch" --work "$work"
 
 printf '\n%-7s%14s%14s\n' run devices/s peakRSS-MiB
 stream_all=() rss_all=()

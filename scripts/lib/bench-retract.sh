@@ -29,15 +29,7 @@ bin=$(swift build -c release --show-bin-path)
 # shellcheck source=bench-common.sh
 source scripts/lib/bench-common.sh
 open_bench_database retract_bench_retract
-work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-retract.XXXXXX")
-simulator_pid=
-cleanup_bench() {
-    [ -n "$simulator_pid" ] && kill "$simulator_pid" 2>/dev/null || true
-    wait 2>/dev/null || true
-    rm -rf "$work"
-    drop_bench_database
-}
-trap cleanup_bench EXIT
+open_bench_work retract
 
 "$bin/retract-bench" certs --out "$work" >/dev/null
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
@@ -51,7 +43,8 @@ done
 
 
 echo "devices=$devices ${extra[*]} (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
-engine_client_runs "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+ratio_runs enginePerSecond clientPerSecond engine/s client/s \
+    "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
     --key "$work/signing-key.p8" -n "$devices" "${extra[@]}"
 
 printf '\n%-10s%14s%14s\n' devices seconds peakRSS-MiB
