@@ -3,8 +3,11 @@ import PackageDescription
 
 let package = Package(
     name: "Retract",
-    // RetractKit is imported by iOS apps: these are its deployment floors.
-    platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6)],
+    // iOS 13, tvOS 13 and watchOS 6 are RetractKit's floors: iOS apps import it.
+    // macOS 14 is the server's: Hummingbird marks its API macOS 14 (its
+    // "hummingbird 2.0" availability), swift-prometheus declares macOS 13, and
+    // SwiftPM checks a package's one macOS floor against every dependency's.
+    platforms: [.iOS(.v13), .macOS(.v14), .tvOS(.v13), .watchOS(.v6)],
     products: [
         .library(name: "RetractKit", targets: ["RetractKit"]),
         .library(name: "RetractAPNs", targets: ["RetractAPNs"]),
@@ -16,6 +19,7 @@ let package = Package(
         .library(name: "RetractServer", targets: ["RetractServer"]),
         .executable(name: "retract", targets: ["retract"]),
         .executable(name: "retract-bench", targets: ["retract-bench"]),
+        .executable(name: "retract-chaos", targets: ["retract-chaos"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -82,6 +86,7 @@ let package = Package(
                 "RetractAPNs",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -113,6 +118,7 @@ let package = Package(
             dependencies: [
                 "RetractKit",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // For ConnectionPoolError, which PostgresClient throws when it cannot connect.
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -131,6 +137,7 @@ let package = Package(
                 "RetractKit",
                 "RetractAPNs",
                 "RetractStore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -195,6 +202,23 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        .executableTarget(
+            // The fault suite (scripts/chaos): the `retract` binary against simulators and a PostgreSQL that misbehave.
+            name: "retract-chaos",
+            dependencies: [
+                "FCMSimulator",
+                "RetractFCM",
+                "RetractKit",
+                "APNsSimulator",
+                "RetractStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         // Shared by the test targets: scratch databases and a simulator with a key on disk.
         .target(
             name: "RetractTestSupport",
@@ -208,6 +232,7 @@ let package = Package(
                 "APNsSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/RetractTestSupport"
         ),
@@ -225,6 +250,9 @@ let package = Package(
                 "APNsSimulator",
                 "RetractKit",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -233,6 +261,7 @@ let package = Package(
                 "RetractStore",
                 "RetractTestSupport",
                 "RetractKit",
+                "APNsSimulator",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
@@ -27,19 +28,30 @@ public final class APNsSimulator: Sendable {
     /// client must trust. Nil when the certificate came from files.
     public let certificateAuthorityPEM: String?
 
-    private let server: any Channel
+    /// The listening socket; nil while the simulator is offline.
+    private let listener: NIOLockedValueBox<(any Channel)?>
+    /// Open client connections, closed when the simulator goes offline.
+    private let connections: OpenConnections
+    /// Listens again on ``port``.
+    private let listen: @Sendable () async throws -> any Channel
+    private let stopped: EventLoopPromise<Void>
     private let inboxServer: (any Channel)?
     private let inbox: SimulatorInbox
     private let unregistered: UnregisteredTokens
 
     private init(
         server: any Channel,
+        listen: @escaping @Sendable () async throws -> any Channel,
+        connections: OpenConnections,
         inboxServer: (any Channel)?,
         inbox: SimulatorInbox,
         unregistered: UnregisteredTokens,
         certificateAuthorityPEM: String?
     ) {
-        self.server = server
+        listener = NIOLockedValueBox(server)
+        self.listen = listen
+        self.connections = connections
+        stopped = server.eventLoop.makePromise()
         self.inboxServer = inboxServer
         self.inbox = inbox
         self.unregistered = unregistered
@@ -63,22 +75,28 @@ public final class APNsSimulator: Sendable {
             HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
         ]
         let (connection, stream) = http2Configuration(settings: settings)
-        let server = try await ServerBootstrap(group: eventLoopGroup)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers([
-                        NIOSSLServerHandler(context: tls),
-                        RawFrameWriter(),
-                        NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream),
-                        SimulatorConnectionHandler(rules: rules, inbox: inbox, now: now),
-                    ])
+        let connections = OpenConnections()
+        let bootstrap: @Sendable () -> ServerBootstrap = {
+            ServerBootstrap(group: eventLoopGroup)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    connections.add(channel)
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            NIOSSLServerHandler(context: tls),
+                            RawFrameWriter(),
+                            NIOHTTP2Handler(mode: .server, connectionConfiguration: connection, streamConfiguration: stream),
+                            SimulatorConnectionHandler(rules: rules, inbox: inbox, now: now),
+                        ])
+                    }
                 }
-            }
-            .bind(host: configuration.host, port: configuration.port)
-            .get()
+        }
+        let server = try await bootstrap().bind(host: configuration.host, port: configuration.port).get()
+        let host = configuration.host
+        let boundPort = server.localAddress?.port ?? configuration.port
+        let listen: @Sendable () async throws -> any Channel = { try await bootstrap().bind(host: host, port: boundPort).get() }
         var inboxServer: (any Channel)?
         if let inboxPort = configuration.inboxPort {
             inboxServer = try await ServerBootstrap(group: eventLoopGroup)
@@ -97,7 +115,8 @@ public final class APNsSimulator: Sendable {
             try Data(authorityPEM.utf8).write(to: folder.appendingPathComponent("simulator-ca.pem"), options: .atomic)
         }
         return APNsSimulator(
-            server: server, inboxServer: inboxServer, inbox: inbox, unregistered: unregistered, certificateAuthorityPEM: authorityPEM)
+            server: server, listen: listen, connections: connections, inboxServer: inboxServer, inbox: inbox, unregistered: unregistered,
+            certificateAuthorityPEM: authorityPEM)
     }
 
     /// The pushes `deviceToken` (hex, either case) was sent and the simulator accepted, oldest first.
@@ -116,6 +135,34 @@ public final class APNsSimulator: Sendable {
         unregistered.add(deviceToken, since: since)
     }
 
+    /// The app registered `deviceToken` again (it was reinstalled, say):
+    /// pushes to it are accepted again, whatever the faults said of it.
+    public func register(deviceToken: String) {
+        unregistered.registerAgain(deviceToken)
+    }
+
+    /// Stops listening and cuts every connection, as an outage would: a
+    /// client's connects are refused until ``comeBackOnline()``. Pushes
+    /// received so far are kept.
+    public func goOffline() async {
+        let current = listener.withLockedValue { listener in
+            defer { listener = nil }
+            return listener
+        }
+        try? await current?.close()
+        await connections.closeAll()
+    }
+
+    /// Listens again, on the same port, after ``goOffline()``.
+    public func comeBackOnline() async throws {
+        guard listener.withLockedValue({ $0 == nil }) else { return }
+        let server = try await listen()
+        listener.withLockedValue { $0 = server }
+    }
+
+    /// Whether the simulator listens (it is not offline).
+    public var isOnline: Bool { listener.withLockedValue { $0 != nil } }
+
     /// Forgets the pushes received so far (statistics stay).
     public func clearInbox() {
         inbox.clear()
@@ -123,12 +170,13 @@ public final class APNsSimulator: Sendable {
 
     /// Returns when the server stops: for a process that only runs the simulator.
     public func waitUntilStopped() async throws {
-        try await server.closeFuture.get()
+        try await stopped.futureResult.get()
     }
 
     public func stop() async throws {
-        try await server.close()
+        await goOffline()
         try await inboxServer?.close()
+        stopped.succeed()
     }
 
     /// A client sends as fast as it is let: the simulator must not take that
@@ -171,5 +219,21 @@ public final class APNsSimulator: Sendable {
             tls.certificateVerification = .optionalVerification
         }
         return (try NIOSSLContext(configuration: tls), authorityPEM)
+    }
+}
+
+/// The simulator's open client connections.
+final class OpenConnections: Sendable {
+    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
+
+    func add(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        channels.withLockedValue { $0[id] = channel }
+        channel.closeFuture.whenComplete { _ in self.channels.withLockedValue { _ = $0.removeValue(forKey: id) } }
+    }
+
+    func closeAll() async {
+        let all = channels.withLockedValue { Array($0.values) }
+        for channel in all { try? await channel.close() }
     }
 }

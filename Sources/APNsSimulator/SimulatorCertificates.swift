@@ -54,6 +54,13 @@ public enum SimulatorCertificates {
         )
     }
 
+    /// A server certificate for these host names only.
+    public static func issueServerCertificate(from authority: Identity, dnsNames: [String]) throws -> Identity {
+        try issue(
+            commonName: dnsNames.first ?? "localhost", from: authority, usage: .serverAuth,
+            names: SubjectAlternativeNames(dnsNames.map { .dnsName($0) }))
+    }
+
     /// A client certificate, such as an app's APNs certificate.
     public static func issueClientCertificate(commonName: String, from authority: Identity) throws -> Identity {
         try issue(commonName: commonName, from: authority, usage: .clientAuth, names: nil)

@@ -95,7 +95,9 @@ struct SimulatorRules {
         }
 
         let token = deviceToken.lowercased()
-        if let since = faults.unregisteredTokens[token] ?? unregisteredLater.since(token) { return reject(.unregistered, timestamp: since) }
+        if let since = unregisteredLater.since(token, configured: faults.unregisteredTokens[token]) {
+            return reject(.unregistered, timestamp: since)
+        }
         if faults.badDeviceTokens.contains(token) { return reject(.badDeviceToken) }
         let dice = faults.tooManyRequestsRate + faults.serviceUnavailableRate > 0 ? roll(token) : 1
         if dice < faults.tooManyRequestsRate { return reject(.tooManyRequests) }
@@ -149,15 +151,24 @@ enum DeviceTokenFormat {
     }
 }
 
-/// Tokens that became invalid while the simulator runs.
+/// Tokens that became invalid, or valid again, while the simulator runs.
 final class UnregisteredTokens: Sendable {
-    private let tokens = NIOLockedValueBox<[String: Date]>([:])
+    /// Since when a token is invalid; nil for one registered again.
+    private let tokens = NIOLockedValueBox<[String: Date?]>([:])
 
     func add(_ token: String, since: Date) {
-        tokens.withLockedValue { $0[token.lowercased()] = since }
+        tokens.withLockedValue { $0[token.lowercased()] = .some(since) }
     }
 
-    func since(_ token: String) -> Date? {
-        tokens.withLockedValue { $0.isEmpty ? nil : $0[token] }
+    func registerAgain(_ token: String) {
+        tokens.withLockedValue { $0[token.lowercased()] = .some(nil) }
+    }
+
+    /// Since when `token` is invalid: as changed while running, else as `configured`.
+    func since(_ token: String, configured: Date?) -> Date? {
+        tokens.withLockedValue { tokens in
+            guard !tokens.isEmpty, let changed = tokens[token] else { return configured }
+            return changed
+        }
     }
 }

@@ -7,20 +7,21 @@ public enum APNsDisposition: Hashable, Sendable {
     case delivered
     /// Send it again after this delay.
     case retry(after: TimeAmount)
-    /// The token is no longer valid (410, or a token APNs does not know for
-    /// the topic): never send to it again. The time is APNs's, when it gave one.
+    /// The token is no longer valid (410): do not send to it again until the
+    /// app registers it anew. The time is APNs's, when it gave one.
     case tokenDead(since: Date?)
     /// The provider token expired: make a new one and send again.
     /// `APNsClient.send` has already done this once before it reports the error.
     case refreshAuthenticationAndRetry
     /// The app's credentials are refused: stop sending for it and report.
     case authenticationFailed(APNsReason)
-    /// Sending again will not help: report it.
+    /// Sending again will not help: report it. `BadDeviceToken` and
+    /// `DeviceTokenNotForTopic` are such failures, not dead tokens: they
+    /// mostly mean the app's environment or topic is wrong, not the device.
     case permanentFailure(APNsError)
-    /// Retryable, but out of attempts.
-    case retriesExhausted(APNsError)
 
-    /// Classifies the outcome of attempt `attempt` (1 for the first).
+    /// Classifies the outcome of attempt `attempt` (1 for the first): the
+    /// attempt sets the backoff; how long to go on is the sender's budget.
     public init(
         classifying outcome: Result<APNsResponse, APNsError>,
         attempt: Int,
@@ -39,7 +40,7 @@ public enum APNsDisposition: Hashable, Sendable {
         switch error {
         case .rejected(let rejection):
             switch rejection.reason {
-            case .expiredToken, .unregistered, .badDeviceToken, .deviceTokenNotForTopic:
+            case .expiredToken, .unregistered:
                 self = .tokenDead(since: rejection.timestamp)
                 return
             case .expiredProviderToken:
@@ -64,10 +65,6 @@ public enum APNsDisposition: Hashable, Sendable {
         }
         guard retryable else {
             self = .permanentFailure(error)
-            return
-        }
-        guard policy.allowsRetry(afterAttempt: attempt) else {
-            self = .retriesExhausted(error)
             return
         }
         self = .retry(after: policy.delay(afterAttempt: attempt, using: &generator))

@@ -1,24 +1,17 @@
 import NIOCore
 
-/// How often and how long to wait before sending a push again: exponential
-/// backoff with full jitter, bounded in attempts and delay. The one retry
-/// policy of Retract; pure, so tests drive it with a seeded generator.
+/// How long to wait before sending a push again: exponential backoff with
+/// full jitter, bounded in delay. The one backoff of Retract, for APNs and
+/// FCM alike; how long a device is retried at all is the engine's retry
+/// budget, counted in time. Pure, so tests drive it with a seeded generator.
 public struct RetryPolicy: Hashable, Sendable {
-    /// Attempts in all, the first included.
-    public var maximumAttempts: Int
     /// The delay cap before the first retry; it doubles with every attempt.
     public var baseDelay: TimeAmount
     public var maximumDelay: TimeAmount
 
-    public init(maximumAttempts: Int = 6, baseDelay: TimeAmount = .milliseconds(500), maximumDelay: TimeAmount = .seconds(60)) {
-        self.maximumAttempts = maximumAttempts
+    public init(baseDelay: TimeAmount = .milliseconds(500), maximumDelay: TimeAmount = .seconds(60)) {
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay
-    }
-
-    /// Whether a push that failed on attempt `attempt` (1 for the first) may be sent again.
-    public func allowsRetry(afterAttempt attempt: Int) -> Bool {
-        attempt < maximumAttempts
     }
 
     /// A random delay in [0, min(maximumDelay, baseDelay × 2^(attempt-1))].

@@ -14,7 +14,7 @@ public struct APNsSettings: Sendable {
     /// HTTP/2 connections per app; each carries up to APNs's stream limit.
     public var connectionsPerApp: Int
     public var requestTimeout: TimeAmount
-    /// Attempts and backoff for retryable answers (429, 5xx, lost connections).
+    /// The backoff for retryable answers (429, 5xx, lost connections).
     public var retryPolicy: RetryPolicy
     /// A passphrase for PKCS#12 client certificates.
     public var certificatePassphrase: String?
@@ -23,7 +23,7 @@ public struct APNsSettings: Sendable {
         additionalTrustRootsPEM: [String] = [],
         connectionsPerApp: Int = 2,
         requestTimeout: TimeAmount = .seconds(30),
-        retryPolicy: RetryPolicy = RetryPolicy(maximumAttempts: 10, baseDelay: .milliseconds(250), maximumDelay: .seconds(30)),
+        retryPolicy: RetryPolicy = RetryPolicy(baseDelay: .milliseconds(250), maximumDelay: .seconds(30)),
         certificatePassphrase: String? = nil
     ) {
         self.additionalTrustRootsPEM = additionalTrustRootsPEM
@@ -71,8 +71,15 @@ public final class APNsTransport: PushTransport {
     }
 
     static func outcome(of result: Result<APNsResponse, APNsError>, disposition: APNsDisposition) -> PushOutcome {
-        // The key or certificate cannot be used at all: no push of the app can go.
-        if case .failure(.authenticationUnavailable(let problem)) = result { return .authenticationFailed(reason: problem) }
+        switch result {
+        case .failure(.authenticationUnavailable(let problem)):
+            // The key or certificate cannot be used, or APNs refused the certificate: no push of the app can go.
+            return .authenticationFailed(reason: problem)
+        case .failure(.connectFailed(let problem)):
+            return .unreachable(reason: "cannot connect to APNs: \(problem)")
+        default:
+            break
+        }
         let reason: String
         switch result {
         case .success: reason = ""
@@ -93,8 +100,6 @@ public final class APNsTransport: PushTransport {
             return .authenticationFailed(reason: apnsReason.rawValue)
         case .permanentFailure:
             return .failed(reason: reason)
-        case .retriesExhausted:
-            return .failed(reason: "no success after the last attempt: \(reason)")
         }
     }
 }

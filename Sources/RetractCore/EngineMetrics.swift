@@ -42,6 +42,7 @@ final class EngineMetrics: Sendable {
         case .accepted: "sent"
         case .tokenDead: "dead"
         case .retry: "retry"
+        case .unreachable: "unreachable"
         case .failed: "failed"
         case .authenticationFailed: "refused"
         }

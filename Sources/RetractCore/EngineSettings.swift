@@ -18,6 +18,18 @@ public struct EngineSettings: Sendable, Hashable {
     public var idlePoll: Duration
     /// Devices recorded per statement when sending originals or recording.
     public var recordBatch: Int
+    /// How long a device answered with retryable errors (429, 5xx, a lost
+    /// connection) is tried again, from its first such answer; then it is
+    /// failed. Time a service could not be reached at all does not count.
+    public var retryBudget: Duration
+    /// Claims of one work item before it is given up, its devices counted
+    /// failed: an item that crashes its worker or whose result the database
+    /// refuses every time must not be sent again forever. A claim cut short by
+    /// a lost database connection or a stopping worker does not count.
+    public var itemAttempts: Int
+    /// How long devices wait, without a break, for a service that cannot be
+    /// reached before they are failed.
+    public var outageLimit: Duration
 
     public init(
         window: Int = 400,
@@ -25,7 +37,10 @@ public struct EngineSettings: Sendable, Hashable {
         lanes: Int = 4,
         lease: Duration = .seconds(60),
         idlePoll: Duration = .milliseconds(200),
-        recordBatch: Int = 1000
+        recordBatch: Int = 1000,
+        retryBudget: Duration = .seconds(30 * 60),
+        itemAttempts: Int = 8,
+        outageLimit: Duration = .seconds(24 * 60 * 60)
     ) {
         self.window = window
         self.pageSize = pageSize
@@ -33,6 +48,17 @@ public struct EngineSettings: Sendable, Hashable {
         self.lease = lease
         self.idlePoll = idlePoll
         self.recordBatch = recordBatch
+        self.retryBudget = retryBudget
+        self.itemAttempts = itemAttempts
+        self.outageLimit = outageLimit
+    }
+
+    /// How long work that could not reach its service waits before the next
+    /// try, after waiting `waited` so far: 1 s at first, half the wait so far
+    /// later, at most 15 s, so a long outage costs few tries and the work
+    /// goes on soon after the service is back.
+    public static func outageRetryDelay(afterWaiting waited: Duration) -> Duration {
+        min(max(waited / 2, .seconds(1)), .seconds(15))
     }
 
     /// The first setting that cannot work, naming it, or nil.
@@ -42,6 +68,9 @@ public struct EngineSettings: Sendable, Hashable {
         if lanes < 1 || lanes > 64 { return "lanes \(lanes): 1 to 64" }
         if lease < .seconds(1) { return "lease \(lease): at least one second" }
         if recordBatch < 1 || recordBatch > 10_000 { return "record batch \(recordBatch): 1 to 10000" }
+        if retryBudget < .zero || retryBudget > .seconds(7 * 24 * 3600) { return "retry budget \(retryBudget): 0 to 7 days" }
+        if itemAttempts < 1 || itemAttempts > 1000 { return "item attempts \(itemAttempts): 1 to 1000" }
+        if outageLimit < .seconds(1) || outageLimit > .seconds(30 * 24 * 3600) { return "outage limit \(outageLimit): 1 second to 30 days" }
         return nil
     }
 }

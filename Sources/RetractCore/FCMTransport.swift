@@ -13,14 +13,14 @@ public struct FCMSettings: Sendable {
     /// Extra root certificates (PEM) to trust: a proxy, the simulator.
     public var additionalTrustRootsPEM: [String]
     public var requestTimeout: TimeAmount
-    /// Attempts and backoff for retryable answers; a `Retry-After` is waited out in full.
+    /// The backoff for retryable answers; a `Retry-After` is waited out in full.
     public var retryPolicy: RetryPolicy
 
     public init(
         messagesBaseURL: String = FCMClientConfiguration.defaultMessagesBaseURL,
         additionalTrustRootsPEM: [String] = [],
         requestTimeout: TimeAmount = .seconds(30),
-        retryPolicy: RetryPolicy = RetryPolicy(maximumAttempts: 10, baseDelay: .milliseconds(250), maximumDelay: .seconds(30))
+        retryPolicy: RetryPolicy = RetryPolicy(baseDelay: .milliseconds(250), maximumDelay: .seconds(30))
     ) {
         self.messagesBaseURL = messagesBaseURL
         self.additionalTrustRootsPEM = additionalTrustRootsPEM
@@ -112,12 +112,13 @@ public final class FCMTransport: PushTransport {
         case .accessTokenRefused(let status?, _) where (400..<500).contains(status) && status != 429:
             // invalid_grant and the like: the service account or its key is refused.
             return .authenticationFailed(reason: reason)
+        case .unreachable:
+            return .unreachable(reason: reason)
         case .accessTokenRefused, .connection:
             retryAfter = nil
         case .invalidMessage, .clientShutdown:
             return .failed(reason: reason)
         }
-        guard policy.allowsRetry(afterAttempt: attempt) else { return .failed(reason: "no success after the last attempt: \(reason)") }
         // FCM asks senders to wait at least Retry-After (FCMRejection caps it
         // at an hour), and to back off exponentially without one.
         let backoff = Duration.nanoseconds(policy.delay(afterAttempt: attempt, using: &generator).nanoseconds)

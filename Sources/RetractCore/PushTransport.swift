@@ -28,20 +28,26 @@ public struct OutgoingPush: Sendable, Hashable {
 public enum PushOutcome: Sendable, Hashable {
     /// The push service took it.
     case accepted
-    /// The token will never work again: mark it dead and skip it from now on.
+    /// The token is dead: mark it so, and skip it for what was sent to it
+    /// before now. `since` is the service's time when it gave one.
     case tokenDead(since: Date, reason: String)
-    /// Worth another attempt after `after`.
+    /// Worth another attempt after `after`; the push may have reached the
+    /// service. The engine's retry budget decides how long to go on.
     case retry(after: Duration, reason: String)
+    /// The push never reached the service: it cannot be connected to (a
+    /// refused connection, a failed TLS handshake, a connection backing off).
+    /// The device waits for the service to come back; no attempt is used up.
+    case unreachable(reason: String)
     /// The app's credentials are refused; no push of this app can succeed.
     case authenticationFailed(reason: String)
-    /// Sending again will not help (or the attempts ran out).
+    /// Sending again will not help.
     case failed(reason: String)
 }
 
 /// Sends pushes for one app: APNs today, FCM later.
 public protocol PushTransport: Sendable {
-    /// Sends `push`; `attempt` is 1 for the first try, and decides when a
-    /// retryable answer becomes ``PushOutcome/failed(reason:)``.
+    /// Sends `push`; `attempt` is 1 for the first try, and sets the backoff
+    /// of a retryable answer.
     func send(_ push: OutgoingPush, attempt: Int) async -> PushOutcome
     func shutdown() async
 }

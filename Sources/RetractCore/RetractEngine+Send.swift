@@ -29,10 +29,8 @@ public struct SendReport: Sendable, Hashable {
     public var accepted = 0
     /// Deliveries written to the ledger that were not there before.
     public var recorded = 0
-    /// Tokens APNs said are dead, now marked so in the ledger.
+    /// Tokens the service said are dead, now marked so in the ledger.
     public var dead: [DeadToken] = []
-    /// Tokens skipped because the ledger already knew them dead.
-    public var skippedDead = 0
     /// Devices not reached, by reason.
     public var failures: [String: Int] = [:]
     /// Set when the push service refused the app's credentials and sending stopped; the
@@ -40,6 +38,24 @@ public struct SendReport: Sendable, Hashable {
     public var stoppedBecause: String?
 
     public var failed: Int { failures.values.reduce(0, +) }
+
+    /// What the failures suggest about the app's own settings, if anything.
+    public var hints: [String] { ConfigurationHint.hints(failures: failures, attempted: accepted + dead.count + failed) }
+}
+
+/// How far a send got before it stopped on an error: what it had sent, so
+/// that sending again sends only the rest (see
+/// ``RetractEngine/send(app:reference:tokens:payload:collapseID:via:resuming:)``).
+public struct SendProgress: Sendable, Hashable {
+    /// The account of the devices sent to so far.
+    public var report: SendReport
+    /// The devices sent to (or given up on) so far.
+    public var handled: Set<DeviceToken>
+
+    public init(report: SendReport, handled: Set<DeviceToken>) {
+        self.report = report
+        self.handled = handled
+    }
 }
 
 /// A ``SendReport`` as `retract send --json` and `POST /v1/notifications` print it.
@@ -48,19 +64,19 @@ public struct SendAccount: Encodable, Sendable {
     public var recorded: Int
     /// The tokens found dead: hex for APNs, registration tokens for FCM.
     public var dead: [String]
-    public var skippedDead: Int
     public var failed: Int
     public var failures: [String: Int]
     public var stoppedBecause: String?
+    public var hints: [String]?
 
     public init(_ report: SendReport) {
         accepted = report.accepted
         recorded = report.recorded
         dead = report.dead.map { report.service.text(of: $0.token) }
-        skippedDead = report.skippedDead
         failed = report.failed
         failures = report.failures
         stoppedBecause = report.stoppedBecause
+        hints = report.hints.isEmpty ? nil : report.hints
     }
 }
 
@@ -74,15 +90,24 @@ extension RetractEngine {
     /// recorded *before* it is sent, so a process killed while sending leaves
     /// no device that may show the notification out of the ledger; a device
     /// APNs then refused gets a harmless removal push if it is retracted.
-    /// Tokens the ledger knows dead are skipped. Retryable answers are tried
-    /// again here, with the transport's backoff.
+    /// Every token given is sent to, a token the ledger knows dead too: the
+    /// caller is sending to it now, so the app registered it again (if the
+    /// service says it is dead still, it is marked so once more). Retryable
+    /// answers are tried again here, with the transport's backoff.
+    ///
+    /// - Parameter resuming: what an earlier call with the same arguments
+    ///   sent before it stopped on an error: those devices are not sent to
+    ///   again, and the report adds up both calls.
+    /// - Throws: ``RetractError``; once anything was sent, it carries the
+    ///   ``RetractError/partialSend`` to resume from.
     public func send(
         app: App,
         reference: ReferenceID,
         tokens: [DeviceToken],
         payload: Data,
         collapseID: CollapseIDChoice = .reference,
-        via service: PushService = .apns
+        via service: PushService = .apns,
+        resuming: SendProgress? = nil
     ) async throws(RetractError) -> SendReport {
         if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "reference \"\(reference)\": \(problem)") }
         guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token") }
@@ -114,36 +139,43 @@ extension RetractEngine {
         let transport = try transports.transport(for: app, via: service)
         let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)
 
-        var report = SendReport(service: service)
-        let unique = Array(Set(tokens)).sorted()
+        var progress = resuming ?? SendProgress(report: SendReport(service: service), handled: [])
+        // Tokens found dead by the call that stopped may not have been marked yet.
+        try await marking(progress.report.dead, app: app, progress: progress)
+        let unique = Array(Set(tokens).subtracting(progress.handled)).sorted()
         for start in stride(from: 0, to: unique.count, by: settings.recordBatch) {
             let batch = Array(unique[start..<min(start + settings.recordBatch, unique.count)])
-            if let stopped = report.stoppedBecause {
-                report.failures[stopped, default: 0] += batch.count
+            if let stopped = progress.report.stoppedBecause {
+                progress.report.failures[stopped, default: 0] += batch.count
+                progress.handled.formUnion(batch)
                 continue
             }
-            let known = try await RetractError.store { () async throws(StoreError) in
-                try await store.deadTokens(appID: app.id, among: batch)
+            let recorded: Int
+            do {
+                recorded = try await record(app: app, reference: reference, tokens: batch, via: service)
+            } catch {
+                throw error.stoppingSend(progress)
             }
-            let live = batch.filter { !known.contains($0) }
-            report.skippedDead += batch.count - live.count
-            report.recorded += try await record(app: app, reference: reference, tokens: live, via: service)
-            let outcomes = await sendWithRetries(live.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
+            progress.report.recorded += recorded
+            let outcomes = await sendWithRetries(batch.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
             var dead: [DeadToken] = []
-            for (token, outcome) in zip(live, outcomes) {
+            for (token, outcome) in zip(batch, outcomes) {
                 metrics.count(1, .original, outcome: outcome)
                 switch outcome {
-                case .accepted: report.accepted += 1
+                case .accepted: progress.report.accepted += 1
                 case .tokenDead(let since, let reason): dead.append(DeadToken(token: token, since: since, reason: reason))
-                case .failed(let reason), .retry(_, let reason): report.failures[reason, default: 0] += 1
+                case .failed(let reason), .retry(_, let reason), .unreachable(let reason): progress.report.failures[reason, default: 0] += 1
                 case .authenticationFailed(let reason):
-                    report.stoppedBecause = "\(service) refused the app's credentials: \(reason)"
-                    report.failures[report.stoppedBecause!, default: 0] += 1
+                    let stopped = "\(service) refused the app's credentials: \(reason)"
+                    progress.report.stoppedBecause = stopped
+                    progress.report.failures[stopped, default: 0] += 1
                 }
             }
-            try await RetractError.store { () async throws(StoreError) in try await store.markDead(dead, appID: app.id) }
-            report.dead += dead
+            progress.report.dead += dead
+            progress.handled.formUnion(batch)
+            try await marking(dead, app: app, progress: progress)
         }
+        let report = progress.report
         logger.info(
             "original sent",
             metadata: [
@@ -153,33 +185,64 @@ extension RetractEngine {
         return report
     }
 
-    /// The longest wait before another attempt while a caller waits for ``send(app:reference:tokens:payload:collapseID:via:)``.
+    /// Marks `dead` in the ledger; a failure carries `progress`.
+    private func marking(_ dead: [DeadToken], app: App, progress: SendProgress) async throws(RetractError) {
+        do {
+            try await store.markDead(dead, appID: app.id)
+        } catch {
+            throw RetractError(error).stoppingSend(progress)
+        }
+    }
+
+    /// The longest a device is tried again while a caller waits for
+    /// ``send(app:reference:tokens:payload:collapseID:via:resuming:)``, from
+    /// its first failed attempt (the retry budget, when shorter).
     static let longestWaitWhileSending: Duration = .seconds(60)
 
     /// Sends each push until it is accepted, dead, failed or refused, waiting
-    /// out the transport's backoff between attempts; at most ``window`` in flight.
+    /// out the transport's backoff between attempts (a service that cannot be
+    /// reached is tried again every second) for at most the retry budget or
+    /// ``longestWaitWhileSending``, whichever is shorter; at most ``window`` in flight.
     func sendWithRetries(_ pushes: [OutgoingPush], via transport: any PushTransport) async -> [PushOutcome] {
         await withTaskGroup(of: (Int, PushOutcome).self) { group in
             for (index, push) in pushes.enumerated() {
                 group.addTask {
                     var attempt = 1
+                    var failingSince: ContinuousClock.Instant?
                     while true {
                         await self.window.acquire()
                         let outcome = await transport.send(push, attempt: attempt)
                         self.window.release()
-                        guard case .retry(let delay, let reason) = outcome, !Task.isCancelled else { return (index, outcome) }
-                        // The caller is waiting: a push the service wants held back for long is reported, not waited for.
-                        guard delay <= Self.longestWaitWhileSending else {
-                            return (index, .failed(reason: "\(reason) (asked to wait \(Int(delay.inSeconds)) s)"))
+                        let delay: Duration
+                        switch outcome {
+                        case .retry(let after, _): delay = after
+                        case .unreachable: delay = .seconds(1)
+                        default: return (index, outcome)
+                        }
+                        let since = failingSince ?? .now
+                        failingSince = since
+                        // The caller is waiting: a push the service holds back for long is reported, not waited for.
+                        let budget = min(self.settings.retryBudget, Self.longestWaitWhileSending)
+                        guard !Task.isCancelled, ContinuousClock.now + delay - since <= budget else {
+                            return (index, .failed(reason: "\(Self.reason(of: outcome)) (still failing after \(Int(budget.inSeconds)) s)"))
                         }
                         try? await Task.sleep(for: delay)
-                        attempt += 1
+                        if case .retry = outcome { attempt += 1 }
                     }
                 }
             }
             var outcomes = [PushOutcome](repeating: .failed(reason: "not sent"), count: pushes.count)
             for await (index, outcome) in group { outcomes[index] = outcome }
             return outcomes
+        }
+    }
+
+    private static func reason(of outcome: PushOutcome) -> String {
+        switch outcome {
+        case .accepted: "accepted"
+        case .tokenDead(_, let reason), .retry(_, let reason), .unreachable(let reason), .authenticationFailed(let reason),
+            .failed(let reason):
+            reason
         }
     }
 
@@ -197,5 +260,61 @@ extension RetractEngine {
                 .invalidInput, "payload: \"aps\" has neither alert, sound, badge nor content-available: 1; APNs would show nothing")
         }
         return false
+    }
+}
+
+extension SendProgress: Codable {
+    /// Kept as JSON with an idempotency key: tokens as the service writes
+    /// them, times as seconds.
+    private struct Stored: Codable {
+        struct Dead: Codable {
+            var token: String
+            var since: Double
+            var reason: String
+            var learnedAt: Double
+        }
+
+        var service: PushService
+        var accepted: Int
+        var recorded: Int
+        var dead: [Dead]
+        var failures: [String: Int]
+        var stoppedBecause: String?
+        var handled: [String]
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let stored = try Stored(from: decoder)
+        func token(_ text: String) throws -> DeviceToken {
+            guard let token = stored.service.token(text) else {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: decoder.codingPath, debugDescription: "not a token: \(text.prefix(80))"))
+            }
+            return token
+        }
+        var report = SendReport(service: stored.service)
+        report.accepted = stored.accepted
+        report.recorded = stored.recorded
+        report.dead = try stored.dead.map {
+            DeadToken(
+                token: try token($0.token), since: Date(timeIntervalSince1970: $0.since), reason: $0.reason,
+                learnedAt: Date(timeIntervalSince1970: $0.learnedAt))
+        }
+        report.failures = stored.failures
+        report.stoppedBecause = stored.stoppedBecause
+        self.init(report: report, handled: Set(try stored.handled.map(token)))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        let service = report.service
+        try Stored(
+            service: service, accepted: report.accepted, recorded: report.recorded,
+            dead: report.dead.map {
+                Stored.Dead(
+                    token: service.text(of: $0.token), since: $0.since.timeIntervalSince1970, reason: $0.reason,
+                    learnedAt: $0.learnedAt.timeIntervalSince1970)
+            },
+            failures: report.failures, stoppedBecause: report.stoppedBecause, handled: handled.map { service.text(of: $0) }.sorted()
+        ).encode(to: encoder)
     }
 }

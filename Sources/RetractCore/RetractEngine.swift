@@ -132,4 +132,10 @@ public struct RetractionStatus: Sendable, Hashable {
     }
 
     public var isFinished: Bool { retraction.state == .done || retraction.state == .failed }
+
+    /// What the failures suggest about the app's own settings, if anything.
+    public var hints: [String] {
+        let counts = retraction.counts
+        return ConfigurationHint.hints(failures: failures, attempted: counts.sent + counts.dead - counts.skipped + counts.failed)
+    }
 }

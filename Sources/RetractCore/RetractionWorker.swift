@@ -19,7 +19,8 @@ public final class RetractionWorker: Sendable {
     /// Names this worker's claims in the queue, for operators.
     public let name: String
     private let retractions = NIOLockedValueBox<[UUID: Job]>([:])
-    /// Retractions this worker stopped: lanes still sending for them stop too.
+    /// Retractions stopped by this worker, known from a committed finish:
+    /// lanes still sending for them stop and give their items back.
     private let stopped = NIOLockedValueBox<Set<UUID>>([])
     /// Set by ``stopClaiming()``: lanes finish their item and claim no more.
     private let draining = NIOLockedValueBox(false)
@@ -110,7 +111,7 @@ public final class RetractionWorker: Sendable {
                 try? await Task.sleep(for: settings.idlePoll)
                 continue
             }
-            try await keepingLease(of: item) { () async throws(StoreError) in try await self.work(item) }
+            await keepingLease(of: item) { () async throws(StoreError) in try await self.work(item) }
         }
     }
 
@@ -125,11 +126,13 @@ public final class RetractionWorker: Sendable {
     /// Runs `body` while a side task moves the item's lease on every third
     /// of it. If the claim is lost (the lease lapsed, another worker has the
     /// item), `body` is cancelled: its outcome could not be recorded anyway.
-    private func keepingLease(
-        of item: ClaimedWorkItem, _ body: @escaping @Sendable () async throws(StoreError) -> Void
-    ) async throws(StoreError) {
+    /// An item `body` could not finish goes back to the queue: due at once
+    /// when the worker stops or the database connection dropped (neither
+    /// counts as an attempt), after a backoff when the database refused it.
+    private func keepingLease(of item: ClaimedWorkItem, _ body: @escaping @Sendable () async throws(StoreError) -> Void) async {
         let lease = settings.lease
         let store = store
+        var failure: StoreError?
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await body() }
@@ -144,22 +147,48 @@ public final class RetractionWorker: Sendable {
                 defer { group.cancelAll() }
                 try await group.next()
             }
+            // Cancelled, the work returns without finishing the item: it is given back below.
+            guard Task.isCancelled else { return }
+            failure = nil
         } catch is LeaseLost {
             logger.warning("work item taken over by another worker; dropped here", metadata: ["item": "\(item.id)"])
             return
         } catch let error as StoreError where !Task.isCancelled {
-            throw error
+            failure = error
         } catch {
-            // Cancellation, or a database error it caused: below.
+            // Cancellation, or a database error it caused.
+            failure = nil
         }
-        guard Task.isCancelled else { return }
-        // The worker is stopping. The item goes back to the queue now rather
-        // than when its lease ends, so another worker takes it at once; its
-        // devices sent so far may get a second push. (If the item was finished
-        // just before, there is nothing left to release.) A task of its own, as
-        // this one is cancelled and its queries would be too.
-        let released = await Task { try? await store.releaseUnfinished(item) }.value
-        logger.info("work item released by a stopping worker", metadata: ["item": "\(item.id)", "released": "\(released ?? false)"])
+        // A task of its own: this one may be cancelled, and its queries would be too.
+        let given = failure
+        let released = await Task { await self.giveBack(item, after: given) }.value
+        logger.log(
+            level: failure == nil ? .info : .warning, "work item given back unfinished",
+            metadata: ["item": "\(item.id)", "released": "\(released)", "error": "\(failure?.message ?? "the worker is stopping")"])
+    }
+
+    /// Puts an item that could not be finished back in the queue. The stop of
+    /// a worker, or a dropped connection, does not count as an attempt: a
+    /// dropped connection is waited out, giving the item back once the
+    /// database answers, as long as the claim lasts. Its devices sent so far
+    /// may get a second push.
+    private func giveBack(_ item: ClaimedWorkItem, after failure: StoreError?) async -> Bool {
+        guard let failure else { return (try? await store.release(item, .stopping)) ?? false }
+        guard failure.code == .connectionLost else {
+            // 1 s, doubling, at most a lease: a poison item is given up within minutes.
+            let backoff = min(Duration.seconds(1 << min(max(item.claims - 1, 0), 10)), settings.lease)
+            return (try? await store.release(item, .failed(failure.message, retryAfter: backoff))) ?? false
+        }
+        // Past the lease, the claim has lapsed and another worker may hold the item.
+        let deadline = ContinuousClock.now + settings.lease
+        while ContinuousClock.now < deadline, !isDraining {
+            do {
+                return try await store.release(item, .interrupted(failure.message))
+            } catch {
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        return false
     }
 
     private struct LeaseLost: Error {}
@@ -169,39 +198,151 @@ public final class RetractionWorker: Sendable {
     private func work(_ item: ClaimedWorkItem) async throws(StoreError) {
         // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
-        var tally: Tally
+        if stopped.withLockedValue({ $0.contains(job.retraction.id) }) {
+            try await store.release(item, .stopping)
+            return
+        }
+        if let reason = giveUpReason(for: item) {
+            let failed = try await store.giveUp(item, appID: job.app.id, references: job.retraction.references, reason: reason)
+            logger.error(
+                "work item given up",
+                metadata: ["item": "\(item.id)", "retraction": "\(job.retraction.id)", "devices": "\(failed)", "reason": "\(reason)"])
+            return
+        }
         switch item.kind {
         case .page(let after, let through):
-            let page = try await store.devicePage(
-                appID: job.app.id, references: job.retraction.references, after: after, through: through, limit: settings.pageSize,
-                countingDeadFrom: job.retraction.createdAt)
-            // The rest of the range becomes an item another lane can take now.
-            if page.mayHaveMore, let last = page.last {
-                guard try await store.splitPage(item, at: last) else { return }
-            }
-            tally = await send(page.devices, job: job, attempt: 1, isRetry: false)
-            tally.counts.dead += page.deadSkipped
+            try await workPage(item, after: after, through: through, job: job)
         case .push(let device):
-            // Marked dead since it was queued (by another retraction, say): not sent again.
-            if try await store.deadToken(device.token, appID: job.app.id) != nil {
-                tally = Tally()
-                tally.counts.dead = 1
-                tally.counts.retrying = -1
-            } else {
-                tally = await send([device], job: job, attempt: item.attempts, isRetry: true)
+            try await workPush(item, device: device, job: job)
+        }
+    }
+
+    /// Why an item is given up rather than worked, if it is: it was claimed
+    /// more than ``EngineSettings/itemAttempts`` times without being finished, or
+    /// has waited longer than ``EngineSettings/outageLimit`` for its service.
+    private func giveUpReason(for item: ClaimedWorkItem) -> String? {
+        if item.claims > settings.itemAttempts {
+            let last = item.lastError ?? "each claim ended without a result (the worker died, or lost its lease)"
+            return "given up after \(item.claims - 1) attempts: \(last)"
+        }
+        if let since = item.waitingSince, Date().timeIntervalSince(since) > settings.outageLimit.inSeconds {
+            return "the service could not be reached for \(Self.describe(settings.outageLimit)): \(item.lastError ?? "no connection")"
+        }
+        return nil
+    }
+
+    private func workPage(_ item: ClaimedWorkItem, after: DeviceToken?, through: DeviceToken?, job: Job) async throws(StoreError) {
+        let page = try await store.devicePage(
+            appID: job.app.id, references: job.retraction.references, after: after, through: through, limit: settings.pageSize)
+        // The rest of the range becomes an item another lane can take now.
+        var end = through
+        if page.mayHaveMore, let last = page.last {
+            guard try await store.splitPage(item, at: last) else { return }
+            end = last
+        }
+        let sending = await send(page.devices, job: job, attempt: 1)
+        // Cancelled mid-send, the outcomes lack the devices not reached: finishing
+        // would drop them. The item is given back instead (keepingLease).
+        guard !Task.isCancelled else { return }
+        if sending.interruptedByStop {
+            try await store.release(item, .stopping)
+            return
+        }
+        var settled = page.devices.count
+        var remainder: PageRemainder?
+        if sending.stopReason == nil, let reason = sending.unreachable {
+            // Devices in token order up to the first one not reached are
+            // settled; the rest of the page waits for the service, as a page of its own.
+            settled =
+                sending.outcomes.firstIndex { outcome in
+                    guard let outcome else { return true }
+                    if case .unreachable = outcome { return true }
+                    return false
+                } ?? page.devices.count
+            let waited = item.waitingSince.map { Duration.seconds(Date().timeIntervalSince($0)) } ?? .zero
+            let delay = EngineSettings.outageRetryDelay(afterWaiting: waited)
+            guard settled > 0 else {
+                try await store.release(item, .unreachable(reason, devices: page.devices.count, retryAfter: delay))
+                return
+            }
+            // The service answered for the settled devices: the rest starts a new wait.
+            remainder = PageRemainder(
+                after: page.devices[settled - 1].token, through: end, waiting: page.devices.count - settled, delay: delay, reason: reason)
+        }
+        var tally = Tally(budget: settings.retryBudget)
+        for (device, outcome) in zip(page.devices.prefix(settled), sending.outcomes) {
+            guard let outcome else { continue }
+            tally.add(outcome, for: device, attempt: 1, isRetry: false, failingSince: nil)
+        }
+        let skipped = remainder.map { remainder in page.skipped.filter { $0 <= remainder.after }.count } ?? page.deadSkipped
+        tally.counts.dead += skipped
+        tally.counts.skipped += skipped
+        try await finish(item, tally: tally, stopReason: sending.stopReason, remainder: remainder, job: job)
+    }
+
+    private func workPush(_ item: ClaimedWorkItem, device: DeviceReferences, job: Job) async throws(StoreError) {
+        // Found dead since the retraction was made (by another retraction, say): not sent again.
+        if let dead = try await store.deadToken(device.token, appID: job.app.id), dead.learnedAt >= job.retraction.createdAt {
+            var tally = Tally(budget: settings.retryBudget)
+            tally.counts.dead = 1
+            tally.counts.retrying = -1
+            try await finish(item, tally: tally, stopReason: nil, remainder: nil, job: job)
+            return
+        }
+        let sending = await send([device], job: job, attempt: item.attempts)
+        guard !Task.isCancelled else { return }
+        if sending.interruptedByStop {
+            try await store.release(item, .stopping)
+            return
+        }
+        if sending.stopReason == nil, let reason = sending.unreachable {
+            let waited = item.waitingSince.map { Duration.seconds(Date().timeIntervalSince($0)) } ?? .zero
+            try await store.release(
+                item, .unreachable(reason, devices: 1, retryAfter: EngineSettings.outageRetryDelay(afterWaiting: waited)))
+            return
+        }
+        var tally = Tally(budget: settings.retryBudget)
+        if let outcome = sending.outcomes.first ?? nil {
+            // The time it waited for a service that could not be reached does not count against its budget.
+            let failingSince = item.firstFailedAt.map { first in
+                item.waitingSince.map { first.addingTimeInterval(Date().timeIntervalSince($0)) } ?? first
+            }
+            tally.add(outcome, for: device, attempt: item.attempts, isRetry: true, failingSince: failingSince)
+        }
+        try await finish(item, tally: tally, stopReason: sending.stopReason, remainder: nil, job: job)
+    }
+
+    /// Finishes the item in one transaction. A retraction with a stop reason
+    /// is failed by that transaction, and only once it has committed do this
+    /// worker's other lanes stop sending for it: if the commit fails, the
+    /// retraction is still live and its other items must be sent whole.
+    ///
+    /// A lost connection (PostgreSQL restarting) is waited out for as long as
+    /// the claim lasts, and the same finish tried again: what was sent is not
+    /// sent twice. Trying again is safe even if the first commit went through,
+    /// as a finish applies only to the items its claim still holds.
+    private func finish(
+        _ item: ClaimedWorkItem, tally: Tally, stopReason: String?, remainder: PageRemainder?, job: Job
+    ) async throws(StoreError) {
+        let result = WorkResult(
+            item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures,
+            stopReason: stopReason, remainder: remainder)
+        let deadline = ContinuousClock.now + settings.lease
+        var finished: (held: Set<Int64>, completed: [UUID: Duration])
+        while true {
+            do {
+                finished = try await store.finishReporting([result])
+                break
+            } catch  where error.code == .connectionLost && ContinuousClock.now < deadline && !Task.isCancelled {
+                logger.warning("database connection lost while finishing a work item; trying again", metadata: ["item": "\(item.id)"])
+                try? await Task.sleep(for: .seconds(1))
             }
         }
-        // Cancelled mid-send, the tally lacks the devices not reached: finishing
-        // would drop them. The item is released instead (keepingLease).
-        guard !Task.isCancelled else { return }
-        // What was sent before a refusal still counts; the retraction stops in the same transaction.
-        let stopReason = tally.stopReason
-        if let stopReason { stop(job, because: stopReason) }
-        let finished = try await store.finishReporting([
-            WorkResult(
-                item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures,
-                stopReason: stopReason)
-        ])
+        if let stopReason {
+            // Not held: the claim lapsed, or a first try committed and its answer was lost. The ledger says which.
+            let failed = try? await store.retraction(id: item.retractionID).map { $0.state == .failed }
+            if finished.held.contains(item.id) || failed == true { stop(job, because: stopReason) }
+        }
         for duration in finished.completed.values { engine.metrics.retractionCompleted(after: duration) }
     }
 
@@ -220,8 +361,7 @@ public final class RetractionWorker: Sendable {
         return job
     }
 
-    /// Stops this worker's lanes sending for the retraction; the item's
-    /// finish then fails it in the ledger, dropping its queued work.
+    /// Stops this worker's lanes sending for a retraction the ledger has failed.
     private func stop(_ job: Job, because reason: String) {
         logger.error(
             "retraction stopped", metadata: ["retraction": "\(job.retraction.id)", "app": "\(job.app.name)", "reason": "\(reason)"])
@@ -233,20 +373,33 @@ public final class RetractionWorker: Sendable {
         retractions.withLockedValue { $0[job.retraction.id] = nil }
     }
 
+    private static func describe(_ duration: Duration) -> String {
+        if duration < .seconds(1) { return "\(Int((duration.inSeconds * 1000).rounded())) ms" }
+        let seconds = Int(duration.inSeconds)
+        if seconds % 3600 == 0 { return "\(seconds / 3600) h" }
+        if seconds % 60 == 0 { return "\(seconds / 60) min" }
+        return "\(seconds) s"
+    }
+
     // MARK: - Sending
 
     /// What sending to some devices came to, as the ledger takes it.
     private struct Tally {
+        /// How long a device is retried after its first retryable answer.
+        let budget: Duration
         var counts = RetractionCounts()
         var retries: [PushRetry] = []
         var dead: [DeadToken] = []
         var failures: [String: Int] = [:]
-        /// Set when the app's credentials could not be used or were refused:
-        /// the retraction stops, and its account says why.
-        var stopReason: String?
 
-        /// - Parameter isRetry: the device was a queued retry, counted in `retrying` until now.
-        mutating func add(_ outcome: PushOutcome, for device: DeviceReferences, attempt: Int, isRetry: Bool) {
+        init(budget: Duration) {
+            self.budget = budget
+        }
+
+        /// - Parameters:
+        ///   - isRetry: the device was a queued retry, counted in `retrying` until now.
+        ///   - failingSince: when the device was first answered with a retryable error, if it was.
+        mutating func add(_ outcome: PushOutcome, for device: DeviceReferences, attempt: Int, isRetry: Bool, failingSince: Date?) {
             let settled = isRetry ? -1 : 0
             switch outcome {
             case .accepted:
@@ -257,39 +410,67 @@ public final class RetractionWorker: Sendable {
                 counts.retrying += settled
                 dead.append(DeadToken(token: device.token, since: since, reason: reason))
             case .retry(let delay, let reason):
-                retries.append(PushRetry(device: device, delay: delay, attempts: attempt, lastError: reason))
+                let now = Date()
+                let since = failingSince ?? now
+                guard now.timeIntervalSince(since) < budget.inSeconds else {
+                    fail(
+                        device, reason: "no success within the \(RetractionWorker.describe(budget)) retry budget: \(reason)",
+                        isRetry: isRetry)
+                    return
+                }
+                retries.append(PushRetry(device: device, delay: delay, attempts: attempt, lastError: reason, failingSince: since))
                 counts.retrying += isRetry ? 0 : 1
             case .failed(let reason):
-                counts.failed += 1
-                counts.retrying += settled
-                failures[reason, default: 0] += 1
-            case .authenticationFailed(let reason):
-                // Not counted: the retraction stops, and its account says why.
-                stopReason = "\(device.transport) refused the app's credentials (\(reason)); fix them, then retract again"
+                fail(device, reason: reason, isRetry: isRetry)
+            case .unreachable, .authenticationFailed:
+                // Never tallied: the item waits for the service, or the retraction stops.
+                break
             }
+        }
+
+        private mutating func fail(_ device: DeviceReferences, reason: String, isRetry: Bool) {
+            counts.failed += 1
+            counts.retrying += isRetry ? -1 : 0
+            failures[reason, default: 0] += 1
         }
     }
 
+    /// What sending a list of devices came to.
+    private struct Sending {
+        /// One per device, in order; nil for a device not sent to (sending stopped before it).
+        var outcomes: [PushOutcome?]
+        /// Set when the app's credentials could not be used or were refused:
+        /// the retraction stops, and its account says why.
+        var stopReason: String?
+        /// Set when a push could not reach its service: the devices from
+        /// there on wait for it to come back.
+        var unreachable: String?
+        /// Another lane stopped the retraction while this one was sending.
+        var interruptedByStop = false
+    }
+
     /// Sends to each device through the service its delivery went through.
-    private func send(_ devices: [DeviceReferences], job: Job, attempt: Int, isRetry: Bool) async -> Tally {
-        var tally = Tally()
+    /// After a refusal, a push that could not reach its service, or the
+    /// retraction's stop, no more pushes start.
+    private func send(_ devices: [DeviceReferences], job: Job, attempt: Int) async -> Sending {
+        var sending = Sending(outcomes: Array(repeating: nil, count: devices.count))
         // Made before anything is sent: credentials that cannot be used stop the retraction with nothing counted.
         var transports: [PushService: any PushTransport] = [:]
         for service in Set(devices.map(\.transport)) {
             do {
                 transports[service] = try engine.transports.transport(for: job.app, via: service)
             } catch {
-                tally.stopReason = error.message
-                return tally
+                sending.stopReason = error.publicMessage
+                return sending
             }
         }
         var bodies = BodyCache(builder: PayloadBuilder(dialect: job.app.dialect))
-        let refused = NIOLockedValueBox(false)
+        let halted = NIOLockedValueBox(false)
         let window = engine.window
         let stopped = stopped
         let retractionID = job.retraction.id
-        await withTaskGroup(of: (DeviceReferences, PushOutcome).self) { group in
-            for device in devices {
+        await withTaskGroup(of: (Int, PushOutcome).self) { group in
+            for (index, device) in devices.enumerated() {
                 if Task.isCancelled { break }
                 let pushes: [OutgoingPush]
                 do {
@@ -297,13 +478,17 @@ public final class RetractionWorker: Sendable {
                         OutgoingPush(token: device.token, body: $0, kind: .retraction)
                     }
                 } catch {
-                    tally.add(.failed(reason: "payload: \(error)"), for: device, attempt: attempt, isRetry: isRetry)
+                    sending.outcomes[index] = .failed(reason: "payload: \(error)")
                     continue
                 }
                 await window.acquire()
-                // After a refusal the rest of the app's pushes would be refused too.
-                if refused.withLockedValue({ $0 }) || stopped.withLockedValue({ $0.contains(retractionID) }) {
+                if halted.withLockedValue({ $0 }) {
                     window.release()
+                    break
+                }
+                if stopped.withLockedValue({ $0.contains(retractionID) }) {
+                    window.release()
+                    sending.interruptedByStop = true
                     break
                 }
                 let transport = transports[device.transport]!
@@ -315,16 +500,30 @@ public final class RetractionWorker: Sendable {
                         outcome = await transport.send(push, attempt: attempt)
                         guard case .accepted = outcome else { break }
                     }
-                    if case .authenticationFailed = outcome { refused.withLockedValue { $0 = true } }
-                    return (device, outcome)
+                    switch outcome {
+                    // The rest of the app's pushes would be refused, or not reach the service, too.
+                    case .authenticationFailed, .unreachable: halted.withLockedValue { $0 = true }
+                    default: break
+                    }
+                    return (index, outcome)
                 }
             }
-            for await (device, outcome) in group {
-                tally.add(outcome, for: device, attempt: attempt, isRetry: isRetry)
+            for await (index, outcome) in group {
+                sending.outcomes[index] = outcome
                 engine.metrics.count(1, .retraction, outcome: outcome)
+                switch outcome {
+                case .authenticationFailed(let reason):
+                    sending.stopReason =
+                        sending.stopReason
+                        ?? "\(devices[index].transport) refused the app's credentials (\(reason)); fix them, then retract again"
+                case .unreachable(let reason):
+                    sending.unreachable = sending.unreachable ?? reason
+                default:
+                    break
+                }
             }
         }
-        return tally
+        return sending
     }
 }
 

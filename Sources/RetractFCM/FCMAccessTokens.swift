@@ -87,7 +87,10 @@ actor FCMAccessTokens {
             status = Int(response.status.code)
             body = try await response.body.collect(upTo: 64 * 1024)
         } catch {
-            throw .accessTokenRefused(status: nil, reason: "\(tokenURI): \(error)")
+            switch FCMError(sending: error) {
+            case .unreachable(let problem): throw .unreachable("the token endpoint \(tokenURI): \(problem)")
+            default: throw .accessTokenRefused(status: nil, reason: "\(tokenURI): \(error)")
+            }
         }
         struct Answer: Decodable {
             var access_token: String?

@@ -91,10 +91,8 @@ public final class FCMClient: Sendable {
         do {
             response = try await http.execute(request, timeout: timeout)
             answer = try await response.body.collect(upTo: 256 * 1024)
-        } catch let error as HTTPClientError where error == .alreadyShutdown {
-            throw .clientShutdown
         } catch {
-            throw .connection("\(error)")
+            throw FCMError(sending: error)
         }
         guard response.status == .ok else {
             throw .rejected(

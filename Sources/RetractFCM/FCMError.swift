@@ -1,4 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
 
 /// Why a message was not sent.
 public enum FCMError: Error, CustomStringConvertible, Sendable, Hashable {
@@ -7,8 +11,10 @@ public enum FCMError: Error, CustomStringConvertible, Sendable, Hashable {
     /// The token endpoint would not give an access token. `status` is nil
     /// when no answer came at all.
     case accessTokenRefused(status: Int?, reason: String)
-    /// No answer in time, or the connection failed.
+    /// The connection failed or no answer came in time: the message may have reached FCM.
     case connection(String)
+    /// FCM (or its token endpoint) could not be connected to: the message never left.
+    case unreachable(String)
     /// The message cannot be sent as it is.
     case invalidMessage(String)
     /// The client was shut down.
@@ -20,8 +26,31 @@ public enum FCMError: Error, CustomStringConvertible, Sendable, Hashable {
         case .accessTokenRefused(let status?, let reason): "the token endpoint answered \(status): \(reason)"
         case .accessTokenRefused(nil, let reason): "no access token: \(reason)"
         case .connection(let problem): "connection: \(problem)"
+        case .unreachable(let problem): "cannot connect to FCM: \(problem)"
         case .invalidMessage(let problem): "invalid message: \(problem)"
         case .clientShutdown: "the FCM client is shut down"
+        }
+    }
+}
+
+extension FCMError {
+    /// What AsyncHTTPClient's failure to send a request means: a request that
+    /// never got a connection (refused, timed out, or the TLS handshake
+    /// failed) never left, and is ``unreachable(_:)``; anything later may
+    /// have reached the server.
+    init(sending error: any Error) {
+        switch error {
+        case let error as HTTPClientError where error == .alreadyShutdown:
+            self = .clientShutdown
+        case let error as HTTPClientError:
+            let beforeConnecting: [HTTPClientError] = [.connectTimeout, .getConnectionFromPoolTimeout, .tlsHandshakeTimeout]
+            self = beforeConnecting.contains(error) ? .unreachable("\(error)") : .connection("\(error)")
+        case is NIOConnectionError, is NIOSSLError, is BoringSSLError, ChannelError.connectTimeout:
+            self = .unreachable("\(error)")
+        case let error as IOError where [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, ETIMEDOUT].contains(error.errnoCode):
+            self = .unreachable("\(error)")
+        default:
+            self = .connection("\(error)")
         }
     }
 }
@@ -81,11 +110,15 @@ public struct FCMRejection: Sendable, Hashable, CustomStringConvertible {
     /// A token is dead only when FCM says so in its own error detail
     /// (`UNREGISTERED`, sent with status `NOT_FOUND`): a bare 404 (a wrong
     /// project or endpoint) must not mark every device dead.
+    /// `SENDER_ID_MISMATCH` is about one token (it belongs to another
+    /// project), so it fails that device only; answers about the app's own
+    /// credentials stop its sending.
     public var disposition: FCMDisposition {
         switch errorCode ?? status ?? "" {
         case "UNREGISTERED": return .tokenDead
         case "NOT_FOUND": return errorCode == nil ? .permanent : .tokenDead
-        case "THIRD_PARTY_AUTH_ERROR", "SENDER_ID_MISMATCH", "PERMISSION_DENIED": return .authenticationFailed
+        case "SENDER_ID_MISMATCH": return .permanent
+        case "THIRD_PARTY_AUTH_ERROR", "PERMISSION_DENIED": return .authenticationFailed
         case "UNAUTHENTICATED": return .refreshAccessToken
         case "QUOTA_EXCEEDED", "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL": return .retry
         case "INVALID_ARGUMENT": return .permanent

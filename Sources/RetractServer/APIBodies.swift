@@ -6,7 +6,7 @@ import RetractStore
 // The request bodies the API takes and the answers it gives, as the
 // OpenAPI spec (docs/openapi.yaml) describes them.
 
-struct AppBody: Decodable {
+struct AppBody: Decodable, Sendable {
     var name: String
     var topic: String
     var environment: String
@@ -125,8 +125,14 @@ struct RetractionView: Encodable {
     var sent: Int
     var failed: Int
     var unregistered: Int
+    /// Of `unregistered`, devices skipped because their token was known dead.
+    var skipped: Int
     var pending: Int
+    /// Of `pending`, devices waiting for their push service to come back, and why.
+    var waiting: Int
+    var waitingReason: String?
     var failures: [String: Int]
+    var hints: [String]?
     var createdAt: Date
     var startedAt: Date?
     var finishedAt: Date?
@@ -145,8 +151,12 @@ struct RetractionView: Encodable {
         sent = retraction.counts.sent
         failed = retraction.counts.failed
         unregistered = retraction.counts.dead
+        skipped = retraction.counts.skipped
         pending = retraction.counts.pending
+        waiting = retraction.counts.waiting
+        waitingReason = retraction.waitingReason
         failures = status.failures
+        hints = status.hints.isEmpty ? nil : status.hints
         createdAt = retraction.createdAt
         startedAt = retraction.startedAt
         finishedAt = retraction.finishedAt

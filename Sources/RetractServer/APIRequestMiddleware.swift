@@ -91,7 +91,8 @@ struct APIRequestMiddleware: RouterMiddleware {
         switch error.code {
         case .invalidInput: APIProblem(.invalidField, error.message)
         case .unknownApp, .unknownReference, .unknownRetraction, .unknownKey: APIProblem(.notFound, error.message)
-        case .credentials: APIProblem(.appCredentials, error.message)
+        // Where the app's files are on the server is an operator's business (POST /v1/apps, for admins, says it).
+        case .credentials: APIProblem(.appCredentials, error.publicMessage)
         case .store: error.storeError.map(problem(for:)) ?? APIProblem(.internalError, "a database error")
         }
     }

@@ -10,7 +10,7 @@ extension RetractAPI {
         let (body, caller) = (input.body, input.caller)
         try caller.require(.admin)
         guard caller.isForAllApps else { throw APIProblem(.forbidden, "registering apps needs an admin key that names no app") }
-        let given = try JSONBody.decode(AppBody.self, from: body)
+        var given = try JSONBody.decode(AppBody.self, from: body)
         guard let environment = App.Environment(rawValue: given.environment) else {
             throw APIProblem.invalid("environment", "\"\(given.environment.prefix(40))\": sandbox or production")
         }
@@ -21,11 +21,24 @@ extension RetractAPI {
             }
             dialect = given
         }
-        let authentication = try Self.authentication(given)
-        let registration = AppRegistration(
+        // The fields' shapes first, then where the files are, then what is in them.
+        var authentication = try Self.authentication(given)
+        var registration = AppRegistration(
             name: given.name, topic: given.topic, environment: environment, endpoint: given.endpoint, dialect: dialect,
             authentication: authentication, fcmServiceAccountPath: given.fcmServiceAccountPath)
         if let problem = registration.problem { throw APIProblem.invalid(Self.field(of: problem), problem) }
+        if let endpoint = given.endpoint, !EndpointAllowList(settings.allowedEndpoints).allows(endpoint) {
+            throw APIProblem.invalid(
+                "endpoint",
+                "\"\(endpoint.prefix(200))\" is not a host this server sends to (\(settings.allowedEndpoints.joined(separator: ", "))); "
+                    + "its operator allows others with --allowed-endpoint")
+        }
+        given.keyPath = try credentialFile(given.keyPath, field: "keyPath")
+        given.certificatePath = try credentialFile(given.certificatePath, field: "certificatePath")
+        given.fcmServiceAccountPath = try credentialFile(given.fcmServiceAccountPath, field: "fcmServiceAccountPath")
+        authentication = try Self.authentication(given)
+        registration.authentication = authentication
+        registration.fcmServiceAccountPath = given.fcmServiceAccountPath
         if authentication != .fcmOnly {
             do {
                 try PushTransports.checkCredentials(
@@ -49,6 +62,26 @@ extension RetractAPI {
             throw APIProblem(.appExists, "an app named \"\(given.name)\" is registered already", field: "name")
         }
         return Answer(.created, AppView(app))
+    }
+
+    /// The credential file `given` names, resolved in the server's credentials
+    /// folder; one outside it is refused without saying whether it exists.
+    private func credentialFile(_ given: String?, field: String) throws(APIProblem) -> String? {
+        guard let given else { return nil }
+        guard let folder = settings.credentialsDirectory.flatMap(CredentialsFolder.init) else {
+            throw APIProblem(
+                .appCredentials, "\(field): this server takes no credential files over the API; its operator sets --credentials-dir",
+                field: field)
+        }
+        do {
+            return try folder.file(given)
+        } catch .outside {
+            throw APIProblem(
+                .appCredentials, "\(field): name a file in the server's credentials folder (a path relative to it, or inside it)",
+                field: field)
+        } catch {
+            throw APIProblem(.appCredentials, "\(field): no file \"\(given.prefix(200))\" in the server's credentials folder", field: field)
+        }
     }
 
     private static func authentication(_ given: AppBody) throws(APIProblem) -> App.Authentication {

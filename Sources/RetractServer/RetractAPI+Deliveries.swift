@@ -76,12 +76,28 @@ extension RetractAPI {
         let payload = try Self.payloadBytes(of: body)
         // A key that cannot be read is refused before anything is written.
         _ = try engine.transports.transport(for: app, via: service)
+        var resuming: SendProgress?
+        if let kept = input.partialWork {
+            resuming = try? JSONDecoder().decode(SendProgress.self, from: Data(kept))
+            if resuming == nil { logger.warning("the partial work kept with an Idempotency-Key cannot be read; sending to every device") }
+        }
         let report: SendReport
         do {
             report = try await engine.send(
                 app: app, reference: reference, tokens: tokens, payload: payload,
-                collapseID: given.collapseID.map { .custom($0) } ?? .reference, via: service)
+                collapseID: given.collapseID.map { .custom($0) } ?? .reference, via: service, resuming: resuming)
         } catch {
+            if let progress = error.partialSend, input.idempotencyKey != nil, let kept = try? JSONEncoder().encode(progress) {
+                let problem = APIRequestMiddleware.problem(for: error)
+                let sent = progress.handled.count
+                throw PartialFailure(
+                    problem: APIProblem(
+                        problem.kind,
+                        "\(problem.detail); \(sent) of \(Set(tokens).count) devices were sent to before it stopped: send the same request "
+                            + "with the same Idempotency-Key and only the others are",
+                        field: problem.field, headers: problem.headers),
+                    kept: Array(kept))
+            }
             // The engine's checks left are the payload's (an aps object that shows nothing, a size over APNs's limit).
             guard error.code == .invalidInput else { throw error }
             throw APIProblem.invalid(error.message.hasPrefix("payload") ? "payload" : "reference", error.message)

@@ -23,11 +23,21 @@ struct RetractAPI: Sendable {
     var store: RetractStore { engine.store }
 
     /// What a POST handler gets: the body, read and size-checked; the caller;
-    /// the request's `Idempotency-Key`, if any.
+    /// the request's `Idempotency-Key`, if any, and what an earlier run of the
+    /// same request kept of its work when it stopped part-way.
     struct PostInput: Sendable {
         var body: ByteBuffer
         var caller: Caller
         var idempotencyKey: String?
+        var partialWork: [UInt8]? = nil
+    }
+
+    /// A POST that stopped on an error after doing part of its work: the
+    /// answer to give, and what to keep with its `Idempotency-Key` so that a
+    /// retry does only the rest.
+    struct PartialFailure: Error {
+        var problem: APIProblem
+        var kept: [UInt8]
     }
 
     /// One answer of a POST, kept as bytes so an idempotent replay gives the same.
@@ -87,18 +97,19 @@ struct RetractAPI: Sendable {
         router.get(RouterPath(path), use: handler)
     }
 
-    /// A POST: a missing or malformed key is refused before the body is
-    /// read; the body is read next (it needs no database, and no task but the
-    /// request's may read it); the key is looked up while the database is
-    /// known to be up; the handler then runs to its end, so a request that
-    /// has started writing is never abandoned half-way.
+    /// A POST: a missing or malformed key is refused before anything else;
+    /// the key is looked up next, while the database is known to be up, so
+    /// an unknown key is refused before its body is read; the body is read
+    /// then (by the request's own task, the only one that may); the handler
+    /// runs to its end, so a request that has started writing is never
+    /// abandoned half-way.
     private func post(_ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (PostInput) async throws -> Answer) {
         routes.add(.post, path)
         router.post(RouterPath(path)) { request, context in
             let key = try APIKeySecret.bearer(in: request)
+            let caller = try await health.whileUp { try await authenticate(key, context: context) }
             var request = request
             let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
-            let caller = try await health.whileUp { try await authenticate(key, context: context) }
             let input = PostInput(body: body, caller: caller, idempotencyKey: try Self.idempotencyKey(in: request))
             return try await idempotent(request, input: input, handler)
         }
@@ -152,6 +163,7 @@ struct RetractAPI: Sendable {
         hasher.update(data: Data(input.body.readableBytesView))
         let requestHash = Array(hasher.finalize())
         let claimed = try await health.whileUp { try await store.claimIdempotencyKey(key, apiKeyID: apiKeyID, requestHash: requestHash) }
+        var input = input
         let claim: UUID
         switch claimed {
         case .replay(let answer):
@@ -164,12 +176,17 @@ struct RetractAPI: Sendable {
         case .inProgress:
             throw APIProblem(
                 .idempotencyInProgress, "the first request with Idempotency-Key \"\(key)\" is still running", field: "Idempotency-Key")
-        case .claimed(let mine):
+        case .claimed(let mine, let partial):
             claim = mine
+            input.partialWork = partial
         }
         let answer: Answer
         do {
-            answer = try await whileExtending(key: key, apiKeyID: apiKeyID, claim: claim) { try await handler(input) }
+            answer = try await whileExtending(key: key, apiKeyID: apiKeyID, claim: claim) { [input] in try await handler(input) }
+        } catch let failure as PartialFailure {
+            // Part of the work was done: the key keeps it, for a retry to do only the rest.
+            await keepPartialWork(failure.kept, key: key, apiKeyID: apiKeyID, claim: claim)
+            throw failure.problem
         } catch {
             // Nothing was kept: the key may be used again.
             try? await store.releaseIdempotencyKey(key, apiKeyID: apiKeyID, claim: claim)
@@ -186,6 +203,31 @@ struct RetractAPI: Sendable {
         }
         return answer.response
     }
+
+    /// Keeps what a request did before it failed with its key. The failure
+    /// is often the database going away, so it is tried again every second
+    /// for as long as the claim is sure to be this request's (another server
+    /// takes a claim over after a minute without news; the last was at most
+    /// 20 s ago). Lost, a retry with the key does the work again.
+    private func keepPartialWork(_ partial: [UInt8], key: String, apiKeyID: UUID, claim: UUID) async {
+        let deadline = ContinuousClock.now + Self.partialWorkPatience
+        while true {
+            do {
+                try await store.keepPartialWork(key: key, apiKeyID: apiKeyID, claim: claim, partial: partial)
+                return
+            } catch  where ContinuousClock.now < deadline && !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+            } catch {
+                logger.error(
+                    "the work a request did before it failed could not be kept; a retry with its Idempotency-Key does it again",
+                    metadata: ["error": "\(error.message)"])
+                return
+            }
+        }
+    }
+
+    /// How long a request waits for the database to keep its partial work.
+    static let partialWorkPatience: Duration = .seconds(30)
 
     /// Runs `body` while a side task tells other servers, every 20 s, that
     /// the claim's request is still running (a claim is taken over after a

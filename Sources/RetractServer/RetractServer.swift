@@ -73,7 +73,8 @@ public struct RetractServer: Service {
         // Shut down last first: the workers stop claiming at once; the API finishes its
         // requests and stops; the workers finish or release their items; the chores end.
         var services: [any Service] = [
-            MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger)
+            MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger),
+            CredentialReloadService(transports: engine.transports),
         ]
         let worker = RetractionWorker(engine: engine)
         if settings.mode.runsWorkers { services.append(WorkerService(worker: worker)) }

@@ -4,6 +4,7 @@ import Metrics
 import RetractCore
 import RetractStore
 import ServiceLifecycle
+import UnixSignals
 
 /// The fan-out workers as a service: on graceful shutdown they stop
 /// claiming and finish the items in hand; if the drain timeout cancels
@@ -16,6 +17,20 @@ struct WorkerService: Service {
             await worker.run()
         } onGracefulShutdown: {
             worker.stopClaiming()
+        }
+    }
+}
+
+/// Reads the apps' credential files again on SIGHUP, after an operator
+/// rotated them (they are also read again when they change, every few seconds).
+struct CredentialReloadService: Service {
+    let transports: any TransportProvider
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                transports.reloadCredentials()
+            }
         }
     }
 }

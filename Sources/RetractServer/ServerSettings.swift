@@ -1,3 +1,5 @@
+import Foundation
+
 /// What `retract serve` runs.
 public enum ServeMode: String, CaseIterable, Sendable {
     /// The API and the fan-out workers in one process.
@@ -27,6 +29,18 @@ public struct ServerSettings: Sendable {
     public var healthInterval: Duration
     /// How often the retention pass runs.
     public var retentionInterval: Duration
+    /// The hosts (`host`, or `host:port`) an app registered over the API may
+    /// name as its `endpoint`: the push services' own by default.
+    public var allowedEndpoints: [String]
+    /// The folder credential files named over the API must be in; none
+    /// means `POST /v1/apps` takes no credential files.
+    public var credentialsDirectory: String?
+
+    /// Apple's APNs hosts and Google's FCM hosts.
+    public static let pushServiceHosts = [
+        "api.push.apple.com", "api.sandbox.push.apple.com", "api.development.push.apple.com", "fcm.googleapis.com",
+        "oauth2.googleapis.com",
+    ]
 
     public init(
         host: String = "127.0.0.1",
@@ -35,7 +49,9 @@ public struct ServerSettings: Sendable {
         maxBodySize: Int = 1 << 20,
         drainTimeout: Duration = .seconds(25),
         healthInterval: Duration = .seconds(1),
-        retentionInterval: Duration = .seconds(3600)
+        retentionInterval: Duration = .seconds(3600),
+        allowedEndpoints: [String] = ServerSettings.pushServiceHosts,
+        credentialsDirectory: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -44,6 +60,8 @@ public struct ServerSettings: Sendable {
         self.drainTimeout = drainTimeout
         self.healthInterval = healthInterval
         self.retentionInterval = retentionInterval
+        self.allowedEndpoints = allowedEndpoints
+        self.credentialsDirectory = credentialsDirectory
     }
 
     /// The first setting that cannot work, naming its flag, or nil.
@@ -51,6 +69,15 @@ public struct ServerSettings: Sendable {
         if !(0...65535).contains(port) { return "--port \(port): 0 to 65535" }
         if maxBodySize < 1024 || maxBodySize > 64 << 20 { return "--max-body-size \(maxBodySize): 1024 to \(64 << 20) bytes" }
         if drainTimeout < .zero || drainTimeout > .seconds(3600) { return "--drain-timeout: 0 to 3600 seconds" }
+        if let bad = allowedEndpoints.first(where: { EndpointAllowList.Entry($0) == nil }) {
+            return "--allowed-endpoint \(bad.prefix(100)): a host name or address, optionally with :PORT"
+        }
+        if let directory = credentialsDirectory {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return "--credentials-dir \(directory): not a folder"
+            }
+        }
         return nil
     }
 }

@@ -37,6 +37,18 @@ public struct App: Hashable, Sendable, Codable {
         (authentication == .fcmOnly ? [] : [.apns]) + (fcmServiceAccountPath == nil ? [] : [.fcm])
     }
 
+    /// The files the app's credentials are read from.
+    public var credentialPaths: [String] {
+        var paths: [String] = []
+        switch authentication {
+        case .token(_, _, let keyPath): paths.append(keyPath)
+        case .certificate(let path): paths.append(path)
+        case .fcmOnly: break
+        }
+        if let fcmServiceAccountPath { paths.append(fcmServiceAccountPath) }
+        return paths
+    }
+
     /// Why devices of the app cannot be reached through `service`, or nil when they can.
     public func problem(reaching service: PushService) -> String? {
         services.contains(service) ? nil : Self.missingCredentials(for: service, app: name)
@@ -77,6 +89,26 @@ public struct AppRegistration: Hashable, Sendable {
         self.dialect = dialect
         self.authentication = authentication
         self.fcmServiceAccountPath = fcmServiceAccountPath
+    }
+
+    /// Every field the registration sets, for the audit log.
+    var auditDetails: [String: String] {
+        var details = ["name": name, "topic": topic, "environment": environment.rawValue, "dialect": dialect.rawValue]
+        details["endpoint"] = endpoint
+        switch authentication {
+        case .token(let keyID, let teamID, let keyPath):
+            details["auth"] = "token"
+            details["keyID"] = keyID
+            details["teamID"] = teamID
+            details["keyPath"] = keyPath
+        case .certificate(let path):
+            details["auth"] = "certificate"
+            details["certificatePath"] = path
+        case .fcmOnly:
+            details["auth"] = "none"
+        }
+        details["fcmServiceAccountPath"] = fcmServiceAccountPath
+        return details
     }
 
     /// Whether `name` is a name an app can have: 1 to 63 of `a-z 0-9 . _ -`,

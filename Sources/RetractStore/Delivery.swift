@@ -55,18 +55,20 @@ public struct DeviceReferences: Hashable, Sendable {
 
 /// One page of the devices of some references, in token order.
 public struct DevicePage: Hashable, Sendable {
-    public init(devices: [DeviceReferences], deadSkipped: Int, last: DeviceToken?, mayHaveMore: Bool) {
+    public init(devices: [DeviceReferences], skipped: [DeviceToken] = [], last: DeviceToken?, mayHaveMore: Bool) {
         self.devices = devices
-        self.deadSkipped = deadSkipped
+        self.skipped = skipped
         self.last = last
         self.mayHaveMore = mayHaveMore
     }
 
-    /// The live devices of the page.
+    /// The devices of the page to send to.
     public var devices: [DeviceReferences]
-    /// Devices of the page skipped because their token is dead (marked dead
-    /// at or after the page's `countingDeadFrom`, when it was given one).
-    public var deadSkipped: Int
+    /// Devices of the page skipped because their token is dead: no delivery
+    /// of theirs is newer than the token's death. In token order.
+    public var skipped: [DeviceToken]
+    /// How many devices were skipped as dead.
+    public var deadSkipped: Int { skipped.count }
     /// The last token the page covered, dead or alive: the next page starts after it.
     public var last: DeviceToken?
     /// Whether the page was full, so more devices may follow.
@@ -74,9 +76,9 @@ public struct DevicePage: Hashable, Sendable {
 }
 
 extension DevicePage {
-    /// One delivery row: a reference, its device and the device's service, and
-    /// when the token was marked dead if it was.
-    typealias Row = (reference: String, token: DeviceToken, transport: PushService, deadSince: Date?)
+    /// One delivery row: a reference, its device and the device's service,
+    /// when it was sent, and when the token was found dead if it was.
+    typealias Row = (reference: String, token: DeviceToken, transport: PushService, sentAt: Date, deadSince: Date?)
 
     /// The page made of each reference's first `limit` rows after the cursor:
     /// at most `limit` devices.
@@ -84,27 +86,29 @@ extension DevicePage {
     /// A reference that returned `limit` rows may have more beyond its last
     /// token, so the page ends at the smallest such last token: every device
     /// up to it has all of its references here. A device can come twice for
-    /// one reference (sent on two days); it counts once. Dead devices are
-    /// skipped; those marked dead before `deadCutoff` are not counted either (a
-    /// retraction's total never included them). A token recorded through both
-    /// services (which real tokens never are) is reached through APNs.
-    init(merging rows: [Row], limit: Int, countingDeadFrom deadCutoff: Date? = nil) {
+    /// one reference (sent on two days); it counts once. A delivery sent no
+    /// later than its token's death is dead; a device with no live delivery
+    /// is skipped (and counted), one with some is sent the references of its
+    /// live deliveries: the app registered the token again after it died. A
+    /// token recorded through both services (which real tokens never are) is
+    /// reached through APNs.
+    init(merging rows: [Row], limit: Int) {
         var perReference: [String: (count: Int, last: DeviceToken)] = [:]
-        var devices: [DeviceToken: (references: Set<String>, transport: PushService, deadSince: Date?)] = [:]
+        var devices: [DeviceToken: (references: Set<String>, transport: PushService)] = [:]
         for row in rows {
             let seen = perReference[row.reference] ?? (0, row.token)
             perReference[row.reference] = (seen.count + 1, max(seen.last, row.token))
-            Self.add(row, to: &devices[row.token, default: ([], row.transport, row.deadSince)])
+            Self.add(row, to: &devices[row.token, default: ([], row.transport)])
         }
         let cutoff = perReference.values.filter { $0.count == limit }.map(\.last).min()
         let tokens = devices.keys.sorted().filter { token in cutoff.map { token <= $0 } ?? true }
         // Several references can bring up to `limit` devices each: the page keeps the first `limit`.
-        var page = DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: cutoff != nil || tokens.count > limit)
+        var page = DevicePage(devices: [], last: nil, mayHaveMore: cutoff != nil || tokens.count > limit)
         for token in tokens.prefix(limit) {
             let device = devices[token]!
             page.last = token
-            if let deadSince = device.deadSince {
-                if deadCutoff.map({ deadSince >= $0 }) ?? true { page.deadSkipped += 1 }
+            if device.references.isEmpty {
+                page.skipped.append(token)
             } else {
                 page.devices.append(
                     DeviceReferences(
@@ -114,9 +118,10 @@ extension DevicePage {
         self = page
     }
 
-    /// Adds a row's reference to its device, in place (one lookup per row).
-    private static func add(_ row: Row, to device: inout (references: Set<String>, transport: PushService, deadSince: Date?)) {
-        device.references.insert(row.reference)
+    /// Adds a row to its device, in place (one lookup per row): its reference
+    /// when the delivery is newer than the token's death.
+    private static func add(_ row: Row, to device: inout (references: Set<String>, transport: PushService)) {
+        if row.deadSince.map({ row.sentAt > $0 }) ?? true { device.references.insert(row.reference) }
         if row.transport == .apns { device.transport = .apns }
     }
 }

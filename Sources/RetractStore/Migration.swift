@@ -27,5 +27,7 @@ public struct Migration: Hashable, Sendable {
             sql: String(decoding: PackageResources._002_retraction_failures_sql, as: UTF8.self)),
         Migration(version: 3, name: "0003_http_api.sql", sql: String(decoding: PackageResources._003_http_api_sql, as: UTF8.self)),
         Migration(version: 4, name: "0004_fcm.sql", sql: String(decoding: PackageResources._004_fcm_sql, as: UTF8.self)),
+        Migration(
+            version: 5, name: "0005_reliability.sql", sql: String(decoding: PackageResources._005_reliability_sql, as: UTF8.self)),
     ]
 }

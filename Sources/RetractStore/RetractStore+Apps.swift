@@ -35,7 +35,8 @@ extension RetractStore {
                     throw StoreError(.database, "registering app \(registration.name): no row came back")
                 }
                 try await Self.audit(
-                    AuditEntry(actor: actor, action: "app.registered", appID: app.id, subject: app.name, details: ["topic": app.topic]),
+                    AuditEntry(
+                        actor: actor, action: "app.registered", appID: app.id, subject: app.name, details: registration.auditDetails),
                     on: connection, logger: logger)
                 return app
             }

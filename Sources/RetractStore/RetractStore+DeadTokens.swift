@@ -4,25 +4,30 @@ import NIOCore
 import PostgresNIO
 import RetractKit
 
-/// A token APNs said is no longer valid for an app.
+/// A token the push service said is no longer valid for an app.
 public struct DeadToken: Hashable, Sendable {
     public var token: DeviceToken
-    /// When APNs says the token stopped being valid (410's timestamp), or when
-    /// it refused the token (BadDeviceToken).
+    /// When the service says the token stopped being valid (APNs's 410
+    /// timestamp), else when it answered.
     public var since: Date
-    /// APNs's reason, such as `Unregistered`.
+    /// The service's reason, such as `Unregistered`.
     public var reason: String
+    /// When the service answered. Deliveries recorded before it are skipped
+    /// by retractions; a delivery recorded after it (the app registered the
+    /// token again and was sent something newer) brings the token back.
+    public var learnedAt: Date
 
-    public init(token: DeviceToken, since: Date, reason: String) {
+    public init(token: DeviceToken, since: Date, reason: String, learnedAt: Date = Date()) {
         self.token = token
         self.since = since
         self.reason = reason
+        self.learnedAt = learnedAt
     }
 }
 
 extension RetractStore {
-    /// Marks tokens dead for an app; reads skip them from then on. A token
-    /// marked twice keeps its earliest time, and the reason given with it.
+    /// Marks tokens dead for an app. A token marked again keeps the latest
+    /// death: it may have come back (a newer delivery) and died again.
     public func markDead(_ tokens: [DeadToken], appID: Int64) async throws(StoreError) {
         guard !tokens.isEmpty else { return }
         try await perform("marking \(tokens.count) tokens dead", idempotent: true) {
@@ -34,37 +39,26 @@ extension RetractStore {
 
     static func markDead(_ tokens: [DeadToken], appID: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         // One row per token in a statement: ON CONFLICT cannot touch a row twice.
-        var earliest: [DeviceToken: DeadToken] = [:]
-        for token in tokens where earliest[token.token].map({ token.since < $0.since }) ?? true {
-            earliest[token.token] = token
+        var latest: [DeviceToken: DeadToken] = [:]
+        for token in tokens where latest[token.token].map({ token.learnedAt > $0.learnedAt }) ?? true {
+            latest[token.token] = token
         }
-        let rows = Array(earliest.values)
+        let rows = Array(latest.values)
         let bytes = rows.map { ByteBuffer(bytes: $0.token.bytes) }
         let since = rows.map(\.since)
         let reasons = rows.map(\.reason)
+        let learned = rows.map(\.learnedAt)
         try await connection.query(
             """
-            INSERT INTO dead_tokens (app_id, token, dead_since, reason)
-            SELECT \(appID), t, s, r FROM unnest(\(bytes)::bytea[], \(since)::timestamptz[], \(reasons)::text[]) AS u (t, s, r)
+            INSERT INTO dead_tokens (app_id, token, dead_since, reason, recorded_at)
+            SELECT \(appID), t, s, r, l
+            FROM unnest(\(bytes)::bytea[], \(since)::timestamptz[], \(reasons)::text[], \(learned)::timestamptz[]) AS u (t, s, r, l)
             ON CONFLICT (app_id, token) DO UPDATE
-            SET dead_since = excluded.dead_since, reason = excluded.reason
-            WHERE excluded.dead_since < dead_tokens.dead_since
+            SET dead_since = excluded.dead_since, reason = excluded.reason, recorded_at = excluded.recorded_at
+            WHERE excluded.recorded_at > dead_tokens.recorded_at
             """,
             logger: logger
         )
-    }
-
-    /// Those of `tokens` that are dead for the app.
-    public func deadTokens(appID: Int64, among tokens: [DeviceToken]) async throws(StoreError) -> Set<DeviceToken> {
-        guard !tokens.isEmpty else { return [] }
-        let bytes = tokens.map { ByteBuffer(bytes: $0.bytes) }
-        return try await perform("reading dead tokens", idempotent: true) {
-            let rows = try await client.query(
-                "SELECT token FROM dead_tokens WHERE app_id = \(appID) AND token = ANY(\(bytes)::bytea[])", logger: logger)
-            var dead: Set<DeviceToken> = []
-            for try await token in rows.decode(ByteBuffer.self) { dead.insert(DeviceToken(token)) }
-            return dead
-        }
     }
 
     /// The dead token record for one token, if it is dead.
@@ -72,9 +66,9 @@ extension RetractStore {
         let bytes = ByteBuffer(bytes: token.bytes)
         return try await perform("reading dead token", idempotent: true) {
             let rows = try await client.query(
-                "SELECT dead_since, reason FROM dead_tokens WHERE app_id = \(appID) AND token = \(bytes)", logger: logger)
-            for try await (since, reason) in rows.decode((Date, String).self) {
-                return DeadToken(token: token, since: since, reason: reason)
+                "SELECT dead_since, reason, recorded_at FROM dead_tokens WHERE app_id = \(appID) AND token = \(bytes)", logger: logger)
+            for try await (since, reason, learnedAt) in rows.decode((Date, String, Date).self) {
+                return DeadToken(token: token, since: since, reason: reason, learnedAt: learnedAt)
             }
             return nil
         }

@@ -66,7 +66,8 @@ extension RetractStore {
 
     /// One page of the devices that received any of `references` in the app,
     /// in token order after `after` and up to `through` (inclusive), each device
-    /// once with all of its references. Dead tokens are skipped but counted.
+    /// once with all of its references. Devices whose token is dead and none
+    /// of whose deliveries is newer than its death are skipped but counted.
     ///
     /// Each reference is read through the primary key from `after` on, at most
     /// `limit` rows each, and the rows are merged here: a page costs the same
@@ -77,8 +78,7 @@ extension RetractStore {
         references: [ReferenceID],
         after: DeviceToken? = nil,
         through: DeviceToken? = nil,
-        limit: Int = 1000,
-        countingDeadFrom cutoff: Date? = nil
+        limit: Int = 1000
     ) async throws(StoreError) -> DevicePage {
         precondition(limit > 0, "a page holds at least one device")
         let refs = Array(Set(references.map(\.rawValue))).sorted()
@@ -88,10 +88,11 @@ extension RetractStore {
         let lower = ByteBuffer(bytes: after?.bytes ?? [])
         let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
         let query: PostgresQuery = """
-            SELECT d.reference, d.token, d.transport = 'fcm', (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
+            SELECT d.reference, d.token, d.transport = 'fcm', d.sent_at,
+                   (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
             FROM unnest(\(refs)::text[]) AS r (ref)
             CROSS JOIN LATERAL (
-                SELECT reference, token, transport FROM deliveries
+                SELECT reference, token, transport, sent_at FROM deliveries
                 WHERE app_id = \(appID) AND reference = r.ref AND token > \(lower) AND token <= \(upper)
                 ORDER BY token
                 LIMIT \(limit)
@@ -99,14 +100,14 @@ extension RetractStore {
             """
         let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) {
             var rows: [DevicePage.Row] = []
-            for try await (reference, token, isFCM, deadSince) in try await client.query(query, logger: logger).decode(
-                (String, ByteBuffer, Bool, Date?).self)
+            for try await (reference, token, isFCM, sentAt, deadSince) in try await client.query(query, logger: logger).decode(
+                (String, ByteBuffer, Bool, Date, Date?).self)
             {
-                rows.append((reference, DeviceToken(token), isFCM ? .fcm : .apns, deadSince))
+                rows.append((reference, DeviceToken(token), isFCM ? .fcm : .apns, sentAt, deadSince))
             }
             return rows
         }
-        return DevicePage(merging: rows, limit: limit, countingDeadFrom: cutoff)
+        return DevicePage(merging: rows, limit: limit)
     }
 
     /// Every device of `references`, page by page; memory holds one page.
@@ -135,7 +136,7 @@ extension RetractStore {
         }
     }
 
-    /// How many live devices received any of `references`.
+    /// How many devices received any of `references`, the known-dead included.
     public func countDevices(appID: Int64, references: [ReferenceID]) async throws(StoreError) -> Int {
         try await perform("counting devices of \(Self.describe(references))", idempotent: true) {
             let refs = references.map(\.rawValue)

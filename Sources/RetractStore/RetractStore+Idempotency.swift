@@ -5,10 +5,12 @@ import PostgresNIO
 /// What the ledger says of a request that carries an idempotency key.
 public enum IdempotencyClaim: Hashable, Sendable {
     /// The key is this request's under `claim` (new, or its earlier holder
-    /// died): run the request, keep its claim alive with
+    /// died or stopped part-way): run the request, keep its claim alive with
     /// ``RetractStore/extendIdempotencyClaim(key:apiKeyID:claim:)``, then
-    /// keep its answer or release the key.
-    case claimed(UUID)
+    /// keep its answer, or release the key. `partial` is what an earlier run
+    /// of the same request kept of the work it had done when it stopped
+    /// (``RetractStore/keepPartialWork(key:apiKeyID:claim:partial:)``).
+    case claimed(UUID, partial: [UInt8]?)
     /// The same request ran before: its answer.
     case replay(IdempotentAnswer)
     /// The key was used for a different request.
@@ -34,7 +36,8 @@ public struct IdempotentAnswer: Hashable, Sendable {
 extension RetractStore {
     /// Claims `key` for a request whose method, path and body hash to
     /// `requestHash`, or says what became of an earlier request with it. A
-    /// claim not extended for a minute (its server died) is taken over.
+    /// claim not extended for a minute (its server died) is taken over; one
+    /// that kept partial work, only by the same request.
     public func claimIdempotencyKey(_ key: String, apiKeyID: UUID, requestHash: [UInt8]) async throws(StoreError) -> IdempotencyClaim {
         let hash = ByteBuffer(bytes: requestHash)
         let claim = UUID()
@@ -47,14 +50,20 @@ extension RetractStore {
                     INSERT INTO idempotency_records (api_key_id, key, request_hash, claim) VALUES (\(apiKeyID), \(key), \(hash), \(claim))
                     ON CONFLICT (api_key_id, key) DO UPDATE
                     SET request_hash = excluded.request_hash, claim = excluded.claim, status = NULL, body = NULL, location = NULL,
-                        claimed_at = now(), created_at = now()
-                    WHERE (idempotency_records.status IS NULL AND idempotency_records.claimed_at < now() - interval '1 minute')
+                        claimed_at = now(),
+                        partial = CASE WHEN idempotency_records.created_at >= now() - interval '24 hours' THEN idempotency_records.partial END,
+                        created_at = CASE WHEN idempotency_records.created_at >= now() - interval '24 hours'
+                                          THEN idempotency_records.created_at ELSE now() END
+                    WHERE (idempotency_records.status IS NULL AND idempotency_records.claimed_at < now() - interval '1 minute'
+                           AND (idempotency_records.partial IS NULL OR idempotency_records.request_hash = excluded.request_hash))
                        OR idempotency_records.created_at < now() - interval '24 hours'
-                    RETURNING 1
+                    RETURNING partial
                     """,
                     logger: logger
-                ).values(of: Int.self)
-                if !claimed.isEmpty { return .claimed(claim) }
+                )
+                for try await partial in claimed.decode(ByteBuffer?.self) {
+                    return .claimed(claim, partial: partial.map { Array($0.readableBytesView) })
+                }
                 let rows = try await client.query(
                     "SELECT request_hash, status, body, location FROM idempotency_records WHERE api_key_id = \(apiKeyID) AND key = \(key)",
                     logger: logger)
@@ -100,13 +109,37 @@ extension RetractStore {
         }
     }
 
+    /// Keeps what a claimed request had done when it stopped on an error, and
+    /// lets the next request with the same key and body take the claim at once
+    /// and resume from it (a request with another body gets a conflict).
+    public func keepPartialWork(key: String, apiKeyID: UUID, claim: UUID, partial: [UInt8]) async throws(StoreError) {
+        let buffer = ByteBuffer(bytes: partial)
+        try await perform("keeping partial work for an idempotency key", idempotent: true) {
+            try await client.query(
+                """
+                UPDATE idempotency_records SET partial = \(buffer), claimed_at = now() - interval '1 hour'
+                WHERE api_key_id = \(apiKeyID) AND key = \(key) AND claim = \(claim) AND status IS NULL
+                """,
+                logger: logger)
+        }
+    }
+
     /// Lets a claimed key go, when its request failed: it may be used again.
+    /// Partial work an earlier run kept stays with the key, for the next run.
     public func releaseIdempotencyKey(_ key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) {
         try await perform("releasing idempotency key", idempotent: true) {
             try await client.query(
                 """
-                DELETE FROM idempotency_records
-                WHERE api_key_id = \(apiKeyID) AND key = \(key) AND claim = \(claim) AND status IS NULL
+                WITH mine AS (
+                    SELECT api_key_id, key, partial IS NOT NULL AS keeps FROM idempotency_records
+                    WHERE api_key_id = \(apiKeyID) AND key = \(key) AND claim = \(claim) AND status IS NULL
+                ),
+                dropped AS (
+                    DELETE FROM idempotency_records r USING mine
+                    WHERE r.api_key_id = mine.api_key_id AND r.key = mine.key AND NOT mine.keeps
+                )
+                UPDATE idempotency_records r SET claimed_at = now() - interval '1 hour'
+                FROM mine WHERE r.api_key_id = mine.api_key_id AND r.key = mine.key AND mine.keeps
                 """,
                 logger: logger)
         }

@@ -26,16 +26,20 @@ extension RetractStore {
             let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) {
                 let rows = try await client.query(
                     """
-                    WITH total AS (SELECT retract_device_count(\(request.appID), \(refs)::text[]) AS devices),
+                    WITH total AS (
+                        SELECT retract_device_count(\(request.appID), \(refs)::text[]) AS devices,
+                               CASE WHEN \(request.dryRun) THEN retract_known_dead_count(\(request.appID), \(refs)::text[]) ELSE 0 END
+                                   AS known_dead
+                    ),
                     made AS (
-                        INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total,
+                        INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
                                                  idempotency_key, request_hash, finished_at)
                         SELECT \(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
-                               CASE WHEN \(request.dryRun) OR devices = 0 THEN 'done' ELSE 'queued' END, devices,
+                               CASE WHEN \(request.dryRun) OR devices = 0 THEN 'done' ELSE 'queued' END, devices, known_dead,
                                \(request.idempotencyKey), \(requestHash),
                                CASE WHEN \(request.dryRun) OR devices = 0 THEN now() END
                         FROM total
-                        RETURNING \(unescaped: Self.retractionColumns)
+                        RETURNING \(unescaped: Self.storedColumns)
                     ),
                     queued AS (
                         INSERT INTO work_items (retraction_id, kind) SELECT id, 'page' FROM made WHERE state = 'queued'
@@ -47,7 +51,7 @@ extension RetractStore {
                                    'references', \(joined)::text, 'devices', total::text, 'dryRun', dry_run::text, 'reason', \(request.reason)::text))
                         FROM made
                     )
-                    SELECT \(unescaped: Self.retractionColumns) FROM made
+                    SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
                     """,
                     logger: logger
                 )
@@ -154,10 +158,21 @@ extension RetractStore {
         return Array(hasher.finalize())
     }
 
-    static let retractionColumns = """
+    /// The retraction's own columns.
+    static let storedColumns = """
         id, app_id, refs, requested_by, reason, dry_run, state, failure, total, sent, dead, retrying, failed,
-        created_at, started_at, finished_at, updated_at
+        created_at, started_at, finished_at, updated_at, skipped
         """
+
+    /// ``storedColumns`` and, from its queued work, the devices waiting for
+    /// their service and why: for reads `FROM retractions`.
+    static let retractionColumns =
+        storedColumns + """
+            ,
+            (SELECT coalesce(sum(w.waiting), 0)::bigint FROM work_items w WHERE w.retraction_id = retractions.id),
+            (SELECT w.last_error FROM work_items w WHERE w.retraction_id = retractions.id AND w.waiting > 0
+             ORDER BY w.waiting_since LIMIT 1)
+            """
 
     static func retractions(from rows: PostgresRowSequence) async throws -> [Retraction] {
         var retractions: [Retraction] = []
@@ -170,10 +185,12 @@ extension RetractStore {
             (UUID, Int64, [String], String, String?, Bool, String, String?).self, startingAt: offset)
         let (total, sent, dead, retrying, failed) = try row.decode((Int, Int, Int, Int, Int).self, startingAt: offset + 8)
         let (createdAt, startedAt, finishedAt, updatedAt) = try row.decode((Date, Date?, Date?, Date).self, startingAt: offset + 13)
+        let (skipped, waiting, waitingReason) = try row.decode((Int, Int, String?).self, startingAt: offset + 17)
         return Retraction(
             id: id, appID: appID, references: refs.map { ReferenceID($0) }, requestedBy: requestedBy, reason: reason,
             dryRun: dryRun, state: Retraction.State(rawValue: state) ?? .failed, failure: failure,
-            counts: RetractionCounts(total: total, sent: sent, dead: dead, retrying: retrying, failed: failed),
-            createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
+            counts: RetractionCounts(
+                total: total, sent: sent, dead: dead, retrying: retrying, failed: failed, skipped: skipped, waiting: waiting),
+            waitingReason: waitingReason, createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
     }
 }

@@ -25,18 +25,19 @@ extension RetractStore {
                     FOR UPDATE SKIP LOCKED
                 )
                 UPDATE work_items w
-                SET claim = \(claim), claimed_by = \(worker), attempts = w.attempts + 1,
+                SET claim = \(claim), claimed_by = \(worker), attempts = w.attempts + 1, claims = w.claims + 1,
                     run_after = now() + \(leaseMilliseconds) * interval '1 millisecond'
                 FROM due WHERE w.id = due.id
                 RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after,
-                          w.transport::text
+                          w.transport::text, w.last_error, w.first_failed_at, w.waiting_since, w.claims
                 """,
                 logger: logger
             )
             var items: [ClaimedWorkItem] = []
-            for try await (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds, transport) in rows.decode(
-                (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date, String).self)
-            {
+            for try await row in rows {
+                let (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds, transport) = try row.decode(
+                    (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date, String).self)
+                let (lastError, firstFailedAt, waitingSince, claims) = try row.decode((String?, Date?, Date?, Int).self, startingAt: 10)
                 let itemKind: ClaimedWorkItem.Kind
                 if kind == "push", let token, let refs {
                     itemKind = .push(
@@ -48,15 +49,17 @@ extension RetractStore {
                 }
                 items.append(
                     ClaimedWorkItem(
-                        id: id, retractionID: retractionID, kind: itemKind, attempts: attempts, claim: claim, leaseEnds: leaseEnds))
+                        id: id, retractionID: retractionID, kind: itemKind, attempts: attempts, claim: claim, leaseEnds: leaseEnds,
+                        claims: claims, lastError: lastError, firstFailedAt: firstFailedAt, waitingSince: waitingSince))
             }
             return items.sorted { $0.id < $1.id }
         }
     }
 
     /// Finishes claimed items: each is deleted, and in the same transaction
-    /// its counts are added to its retraction, its retries queued and its dead
-    /// tokens marked; a retraction left with no work is `done`, one with a
+    /// its counts are added to its retraction, its retries and the
+    /// ``WorkResult/remainder`` of a page queued, and its dead tokens marked;
+    /// a retraction left with no work is `done`, one with a
     /// ``WorkResult/stopReason`` is `failed`. An item whose claim lapsed
     /// (another worker has it now) changes nothing.
     ///
@@ -97,14 +100,19 @@ extension RetractStore {
                 var dead: [Int64: [DeadToken]] = [:]
                 var failures: [UUID: [String: Int]] = [:]
                 var stops: [UUID: String] = [:]
+                var remainders: [(UUID, PageRemainder)] = []
                 for result in results where deleted.contains(result.item.id) {
                     if let reason = result.stopReason { stops[result.item.retractionID] = reason }
+                    if let remainder = result.remainder { remainders.append((result.item.retractionID, remainder)) }
                     counts[result.item.retractionID, default: RetractionCounts()] += result.counts
                     retries += result.retries.map { (result.item.retractionID, $0) }
                     if let appID = appIDs[result.item.retractionID] { dead[appID, default: []] += result.deadTokens }
                     failures[result.item.retractionID, default: [:]].merge(result.failures, uniquingKeysWith: +)
                 }
                 try await Self.insertRetries(retries, on: connection, logger: logger)
+                for (retractionID, remainder) in remainders {
+                    try await Self.insertRemainder(remainder, of: retractionID, on: connection, logger: logger)
+                }
                 try await Self.addFailures(failures, on: connection, logger: logger)
                 for (appID, tokens) in dead where !tokens.isEmpty {
                     try await Self.markDead(tokens, appID: appID, on: connection, logger: logger)
@@ -114,7 +122,7 @@ extension RetractStore {
                         """
                         UPDATE retractions
                         SET sent = sent + \(delta.sent), dead = dead + \(delta.dead), failed = failed + \(delta.failed),
-                            retrying = greatest(retrying + \(delta.retrying), 0),
+                            skipped = skipped + \(delta.skipped), retrying = greatest(retrying + \(delta.retrying), 0),
                             state = CASE WHEN state = 'queued' THEN 'sending' ELSE state END,
                             started_at = coalesce(started_at, now()), updated_at = now()
                         WHERE id = \(id)
@@ -171,19 +179,35 @@ extension RetractStore {
         }
     }
 
-    /// Gives a claimed item back to the queue, due at once by the database's
-    /// clock, without counting the claim as an attempt: for a worker that
-    /// stops before it is done with the item.
+    /// Gives a claimed item back to the queue unfinished: due after the
+    /// reason's delay by the database's clock, the claim counted as an
+    /// attempt only when working on it failed. An unreachable service's
+    /// devices are recorded as waiting for it, since the first time in a row.
     ///
     /// - Returns: false when the claim lapsed (or the item was finished).
     @discardableResult
-    public func releaseUnfinished(_ item: ClaimedWorkItem) async throws(StoreError) -> Bool {
-        try await perform("releasing work item \(item.id)", idempotent: true) {
+    public func release(_ item: ClaimedWorkItem, _ reason: ReleaseReason) async throws(StoreError) -> Bool {
+        let (delay, counted, error, waiting): (Duration, Bool, String?, Int?) =
+            switch reason {
+            case .stopping: (.zero, false, "released by a stopping worker", nil)
+            case .interrupted(let error): (.zero, false, error, nil)
+            // It was worked on, so its service answered: its wait, if any, is over.
+            case .failed(let error, let delay): (delay, true, error, 0)
+            case .unreachable(let error, let devices, let delay): (delay, false, error, devices)
+            }
+        let milliseconds = max(delay.milliseconds, 0)
+        return try await perform("releasing work item \(item.id)", idempotent: true) {
             !(try await client.query(
                 """
                 UPDATE work_items
-                SET claim = NULL, claimed_by = NULL, run_after = now(), attempts = greatest(attempts - 1, 0),
-                    last_error = 'released by a stopping worker'
+                SET claim = NULL, claimed_by = NULL, run_after = clock_timestamp() + \(milliseconds) * interval '1 millisecond',
+                    attempts = CASE WHEN \(counted) THEN attempts ELSE greatest(attempts - 1, 0) END,
+                    claims = CASE WHEN \(counted) THEN claims ELSE greatest(claims - 1, 0) END,
+                    last_error = \(error),
+                    waiting = coalesce(\(waiting)::integer, waiting),
+                    waiting_since = CASE WHEN \(waiting)::integer IS NULL THEN waiting_since
+                                         WHEN \(waiting)::integer = 0 THEN NULL
+                                         ELSE coalesce(waiting_since, now()) END
                 WHERE id = \(item.id) AND claim = \(item.claim)
                 RETURNING id
                 """,
@@ -192,21 +216,47 @@ extension RetractStore {
         }
     }
 
-    /// Gives a claimed item back to the queue, due at `notBefore`.
+    /// Gives up on a claimed item: its devices count as failed with `reason`
+    /// (those of a page known dead, as dead and skipped, as a page read would
+    /// have counted them), in the transaction that deletes it (see
+    /// ``finish(_:)``). For a work item that never finishes (a poison item)
+    /// or waited too long for its service.
     ///
-    /// - Returns: false when the claim lapsed.
+    /// - Returns: how many devices were counted failed; 0 when the claim lapsed.
     @discardableResult
-    public func release(_ item: ClaimedWorkItem, notBefore: Date, error: String?) async throws(StoreError) -> Bool {
-        try await perform("releasing work item \(item.id)", idempotent: true) {
-            !(try await client.query(
-                """
-                UPDATE work_items SET claim = NULL, claimed_by = NULL, run_after = \(notBefore), last_error = \(error)
-                WHERE id = \(item.id) AND claim = \(item.claim)
-                RETURNING id
-                """,
-                logger: logger
-            ).values(of: Int64.self).isEmpty)
+    public func giveUp(_ item: ClaimedWorkItem, appID: Int64, references: [ReferenceID], reason: String) async throws(StoreError) -> Int {
+        var counts = RetractionCounts()
+        switch item.kind {
+        case .push:
+            counts.failed = 1
+            counts.retrying = -1
+        case .page(let after, let through):
+            let refs = Array(Set(references.map(\.rawValue)))
+            let lower = ByteBuffer(bytes: after?.bytes ?? [])
+            let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
+            let (live, dead) = try await perform("counting the devices of work item \(item.id)", idempotent: true) {
+                let rows = try await client.query(
+                    """
+                    SELECT count(*) FILTER (WHERE dt.recorded_at IS NULL OR d.newest > dt.recorded_at),
+                           count(*) FILTER (WHERE d.newest <= dt.recorded_at)
+                    FROM (
+                        SELECT token, max(sent_at) AS newest FROM deliveries
+                        WHERE app_id = \(appID) AND reference = ANY(\(refs)::text[]) AND token > \(lower) AND token <= \(upper)
+                        GROUP BY token
+                    ) d
+                    LEFT JOIN dead_tokens dt ON dt.app_id = \(appID) AND dt.token = d.token
+                    """,
+                    logger: logger
+                )
+                for try await counts in rows.decode((Int, Int).self) { return counts }
+                return (0, 0)
+            }
+            counts.failed = live
+            counts.dead = dead
+            counts.skipped = dead
         }
+        let held = try await finish([WorkResult(item: item, counts: counts, failures: counts.failed > 0 ? [reason: counts.failed] : [:])])
+        return held.contains(item.id) ? counts.failed : 0
     }
 
     /// Moves the end of these claims' lease to `lease` from now.
@@ -264,12 +314,30 @@ extension RetractStore {
         let attempts = retries.map(\.1.attempts)
         let errors = retries.map(\.1.lastError)
         let transports = retries.map(\.1.device.transport.rawValue)
+        let failingSince = retries.map(\.1.failingSince)
         try await connection.query(
             """
-            INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error, transport)
-            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), clock_timestamp() + n * interval '1 millisecond', a, e, x
+            INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error, transport, first_failed_at)
+            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), clock_timestamp() + n * interval '1 millisecond', a, e, x, s
             FROM unnest(\(retractionIDs)::uuid[], \(tokens)::bytea[], \(refs)::text[], \(delays)::bigint[],
-                        \(attempts)::integer[], \(errors)::text[], \(transports)::text[]::push_transport[]) AS u (r, t, f, n, a, e, x)
+                        \(attempts)::integer[], \(errors)::text[], \(transports)::text[]::push_transport[], \(failingSince)::timestamptz[])
+                 AS u (r, t, f, n, a, e, x, s)
+            """,
+            logger: logger
+        )
+    }
+
+    private static func insertRemainder(
+        _ remainder: PageRemainder, of retractionID: UUID, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let after = ByteBuffer(bytes: remainder.after.bytes)
+        let through = remainder.through.map { ByteBuffer(bytes: $0.bytes) }
+        try await connection.query(
+            """
+            INSERT INTO work_items (retraction_id, kind, after_token, through_token, run_after, last_error, waiting, waiting_since)
+            VALUES (\(retractionID), 'page', \(after), \(through),
+                    clock_timestamp() + \(max(remainder.delay.milliseconds, 0)) * interval '1 millisecond',
+                    \(remainder.reason), \(remainder.waiting), coalesce(\(remainder.waitingSince), now()))
             """,
             logger: logger
         )

@@ -43,7 +43,7 @@ public final class RetractStore: Sendable {
         _ body: (RetractStore) async throws -> Result
     ) async throws -> Result {
         try await checkReachable(url, logger: logger)
-        var configuration = url.clientConfiguration
+        var configuration = try url.clientConfiguration()
         configuration.options.maximumConnections = maximumConnections
         // The pool's own messages are debug chatter but for one warning, logged
         // when a query comes before run() has started; that race is harmless

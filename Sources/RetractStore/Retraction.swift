@@ -24,6 +24,9 @@ public struct Retraction: Hashable, Sendable {
     public var state: State
     public var failure: String?
     public var counts: RetractionCounts
+    /// Why the devices counted in ``RetractionCounts/waiting`` wait: the
+    /// service's connection error, such as "cannot connect to APNs: …".
+    public var waitingReason: String?
     public var createdAt: Date
     public var startedAt: Date?
     public var finishedAt: Date?
@@ -37,28 +40,44 @@ public struct RetractionCounts: Hashable, Sendable, Codable {
     public var total: Int
     /// Devices whose push APNs accepted.
     public var sent: Int
-    /// Devices whose token APNs said is dead (or that were skipped as dead).
+    /// Devices whose token the push service said is dead, and devices
+    /// skipped because their token was known dead (``skipped``).
     public var dead: Int
     /// Devices waiting for another attempt.
     public var retrying: Int
     /// Devices given up on.
     public var failed: Int
+    /// Of ``dead``, the devices not sent to because their token was known
+    /// dead and no delivery of the retraction's references was newer than
+    /// its death. In a dry run, the devices the retraction would skip.
+    public var skipped: Int
+    /// Of the pending devices, those whose push could not reach the service
+    /// at their last attempt: they wait for it to come back. Read from the
+    /// queue, not a change a finished item applies.
+    public var waiting: Int
 
-    public init(total: Int = 0, sent: Int = 0, dead: Int = 0, retrying: Int = 0, failed: Int = 0) {
+    public init(total: Int = 0, sent: Int = 0, dead: Int = 0, retrying: Int = 0, failed: Int = 0, skipped: Int = 0, waiting: Int = 0) {
         self.total = total
         self.sent = sent
         self.dead = dead
         self.retrying = retrying
         self.failed = failed
+        self.skipped = skipped
+        self.waiting = waiting
     }
 
     /// Devices not yet settled: neither sent, dead nor failed.
     public var pending: Int { max(total - sent - dead - failed, 0) }
 
+    /// Whether every device is settled: sent, dead or failed. A `done`
+    /// retraction whose deliveries were all kept meets it.
+    public var isSettled: Bool { sent + dead + failed == total }
+
     public static func + (lhs: RetractionCounts, rhs: RetractionCounts) -> RetractionCounts {
         RetractionCounts(
             total: lhs.total + rhs.total, sent: lhs.sent + rhs.sent, dead: lhs.dead + rhs.dead,
-            retrying: lhs.retrying + rhs.retrying, failed: lhs.failed + rhs.failed)
+            retrying: lhs.retrying + rhs.retrying, failed: lhs.failed + rhs.failed, skipped: lhs.skipped + rhs.skipped,
+            waiting: lhs.waiting + rhs.waiting)
     }
 
     public static func += (lhs: inout RetractionCounts, rhs: RetractionCounts) { lhs = lhs + rhs }

@@ -20,6 +20,8 @@ package final class ThrowawayPostgres: @unchecked Sendable {
 
     package let directory: URL
     package let port: Int
+    /// Extra server settings (`-c name=value`), kept for a restart.
+    private let settings: [String]
     private let binDirectory: String
     private let cleanup: SignalCleanup.Registration
     // @unchecked: `stopped` is only touched under `lock`.
@@ -29,19 +31,39 @@ package final class ThrowawayPostgres: @unchecked Sendable {
     /// `postgres://postgres@127.0.0.1:<port>/postgres`.
     package var url: String { "postgres://postgres@127.0.0.1:\(port)/postgres?sslmode=disable" }
 
-    private init(directory: URL, port: Int, binDirectory: String, cleanup: SignalCleanup.Registration) {
+    private init(directory: URL, port: Int, settings: [String], binDirectory: String, cleanup: SignalCleanup.Registration) {
         self.directory = directory
         self.port = port
+        self.settings = settings
         self.binDirectory = binDirectory
         self.cleanup = cleanup
     }
 
-    package static func start() throws -> ThrowawayPostgres {
+    /// - Parameters:
+    ///   - tls: a server certificate chain and its key (PEM): the server then takes TLS connections too.
+    ///   - durable: keep PostgreSQL's durability (fsync, synchronous commit),
+    ///     so that a crash loses no committed transaction, as in production;
+    ///     off by default, for speed.
+    package static func start(tls: (certificatePEM: String, keyPEM: String)? = nil, durable: Bool = false) throws -> ThrowawayPostgres {
         let bin = try binDirectory()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("retract-demo-postgres-\(UUID().uuidString.prefix(8))")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "retract-demo-postgres-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if getuid() == 0 {
             try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.path)
+        }
+        var settings = durable ? [] : ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
+        if let tls {
+            // The server reads them as its own user, and refuses a key others can read.
+            let certificate = directory.appendingPathComponent("server.crt").path
+            let key = directory.appendingPathComponent("server.key").path
+            for (path, text) in [(certificate, tls.certificatePEM), (key, tls.keyPEM)] {
+                guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+                    throw Problem(description: "cannot write \(path)")
+                }
+                if getuid() == 0 { try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: path) }
+            }
+            settings += ["ssl=on", "ssl_cert_file=\(certificate)", "ssl_key_file=\(key)"]
         }
         let data = directory.appendingPathComponent("data").path
         // From here on, Ctrl-C stops whatever runs in the folder and removes it.
@@ -52,8 +74,8 @@ package final class ThrowawayPostgres: @unchecked Sendable {
             for _ in 0..<3 {
                 let port = try freePort()
                 do {
-                    try startServer(bin: bin, data: data, directory: directory, port: port)
-                    return ThrowawayPostgres(directory: directory, port: port, binDirectory: bin, cleanup: cleanup)
+                    try startServer(bin: bin, data: data, directory: directory, port: port, settings: settings)
+                    return ThrowawayPostgres(directory: directory, port: port, settings: settings, binDirectory: bin, cleanup: cleanup)
                 } catch {
                     // Another process may have taken the port in between; a start that
                     // timed out may have left a server running.
@@ -69,22 +91,35 @@ package final class ThrowawayPostgres: @unchecked Sendable {
         }
     }
 
-    private static func startServer(bin: String, data: String, directory: URL, port: Int) throws {
-        let options = "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    private static func startServer(bin: String, data: String, directory: URL, port: Int, settings: [String]) throws {
+        let options = (["-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1"] + settings.map { "-c \($0)" }).joined(separator: " ")
         try run(
-            bin + "/pg_ctl", ["-D", data, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60", "-o", options, "start"],
+            bin + "/pg_ctl",
+            ["-D", data, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60", "-o", options, "start"],
             what: "pg_ctl start")
     }
 
     /// Stops the server (a fast shutdown: connections are cut), keeping its
     /// data: for tests of a database that goes away while Retract runs.
     package func pause() throws {
-        try Self.run(binDirectory + "/pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"], what: "pg_ctl stop")
+        try Self.run(
+            binDirectory + "/pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop"], what: "pg_ctl stop"
+        )
     }
 
     /// Starts a paused server again, on the same port with the same data.
     package func resume() throws {
-        try Self.startServer(bin: binDirectory, data: directory.appendingPathComponent("data").path, directory: directory, port: port)
+        try Self.startServer(
+            bin: binDirectory, data: directory.appendingPathComponent("data").path, directory: directory, port: port, settings: settings)
+    }
+
+    /// Stops the server at once, as a crash would (`pg_ctl restart -m
+    /// immediate`: connections cut, no checkpoint), and starts it again.
+    package func restartImmediately() throws {
+        try Self.run(
+            binDirectory + "/pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"],
+            what: "pg_ctl stop")
+        try resume()
     }
 
     /// Stops the server at once and removes its folder; later calls do nothing.
@@ -111,7 +146,9 @@ package final class ThrowawayPostgres: @unchecked Sendable {
     private static func binDirectory() throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for folder in path.split(separator: ":").map(String.init)
-        where FileManager.default.isExecutableFile(atPath: folder + "/initdb") && FileManager.default.isExecutableFile(atPath: folder + "/pg_ctl") {
+        where FileManager.default.isExecutableFile(atPath: folder + "/initdb")
+            && FileManager.default.isExecutableFile(atPath: folder + "/pg_ctl")
+        {
             return folder
         }
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
@@ -120,7 +157,9 @@ package final class ThrowawayPostgres: @unchecked Sendable {
             if FileManager.default.isExecutableFile(atPath: folder + "/initdb") { return folder }
         }
         throw Problem(
-            description: "PostgreSQL's initdb and pg_ctl are neither on PATH nor in /usr/lib/postgresql/*/bin: install PostgreSQL (apt-get install postgresql), or set DATABASE_URL")
+            description:
+                "PostgreSQL's initdb and pg_ctl are neither on PATH nor in /usr/lib/postgresql/*/bin: install PostgreSQL (apt-get install postgresql), or set DATABASE_URL"
+        )
     }
 
     /// Runs a PostgreSQL tool, as the postgres user when this process is root.

@@ -55,7 +55,6 @@ struct APNsBenchmark: AsyncParsableCommand {
         )
         // One event loop for the connections and the sending tasks alike.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let executor = EventLoopTaskExecutor(group.next())
         let client = try APNsClient(configuration: configuration, eventLoopGroup: group)
         let builder = PayloadBuilder(dialect: .canonical)
         let body = ByteBuffer(bytes: try builder.retractionBodies(for: ["bench-reference"])[0])
@@ -66,29 +65,57 @@ struct APNsBenchmark: AsyncParsableCommand {
         let requests = (0..<count).map { request($0, body) }
         let inFlight = connections * streams
         let start = NIODeadline.now()
-        let failures = try await withThrowingTaskGroup(of: Int.self) { tasks in
-            for worker in 0..<inFlight {
-                tasks.addTask(executorPreference: globalExecutor ? nil : executor) {
-                    var failures = 0
-                    var index = worker
-                    while index < count {
-                        do {
-                            _ = try await client.send(requests[index])
-                        } catch {
-                            failures += 1
-                        }
-                        index += inFlight
-                    }
-                    return failures
-                }
-            }
-            return try await tasks.reduce(0, +)
+        // Task executors need macOS 15; elsewhere (and with --global-executor) the tasks run on Swift's own.
+        let failures: Int
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, *), !globalExecutor {
+            failures = try await Self.send(requests, client: client, inFlight: inFlight, on: EventLoopTaskExecutor(group.next()))
+        } else {
+            failures = try await Self.send(requests, client: client, inFlight: inFlight)
         }
         let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
         await client.shutdown()
         print(
             #"{"pushes": \#(count), "failures": \#(failures), "seconds": \#(seconds), "pushesPerSecond": \#(Double(count) / seconds), "connections": \#(connections), "streams": \#(streams)}"#
         )
+    }
+
+    /// Sends `requests` from `inFlight` tasks, each waiting for its answer before its next push.
+    private static func send(_ requests: [APNsRequest], client: APNsClient, inFlight: Int) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int.self) { tasks in
+            for worker in 0..<inFlight {
+                tasks.addTask { await sendShare(of: requests, worker: worker, inFlight: inFlight, client: client) }
+            }
+            return try await tasks.reduce(0, +)
+        }
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
+    private static func send(
+        _ requests: [APNsRequest], client: APNsClient, inFlight: Int, on executor: EventLoopTaskExecutor
+    ) async throws -> Int {
+        try await withThrowingTaskGroup(of: Int.self) { tasks in
+            for worker in 0..<inFlight {
+                tasks.addTask(executorPreference: executor) {
+                    await sendShare(of: requests, worker: worker, inFlight: inFlight, client: client)
+                }
+            }
+            return try await tasks.reduce(0, +)
+        }
+    }
+
+    /// One task's share: every `inFlight`-th request from `worker` on. Returns the failures.
+    private static func sendShare(of requests: [APNsRequest], worker: Int, inFlight: Int, client: APNsClient) async -> Int {
+        var failures = 0
+        var index = worker
+        while index < requests.count {
+            do {
+                _ = try await client.send(requests[index])
+            } catch {
+                failures += 1
+            }
+            index += inFlight
+        }
+        return failures
     }
 
     private func request(_ index: Int, _ body: ByteBuffer) -> APNsRequest {

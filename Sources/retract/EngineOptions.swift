@@ -35,8 +35,17 @@ struct EngineOptions: ParsableArguments {
     @Option(help: "HTTP/2 connections per app (default 2).")
     var connections: Int?
 
-    @Option(help: "Attempts per device before a retryable answer (429, 5xx, lost connection) counts as failed (default 10).")
-    var maxAttempts: Int?
+    @Option(
+        help: ArgumentHelp(
+            "Minutes a device answered with retryable errors (429, 5xx, a lost connection) is tried again before it counts as failed; time the service cannot be reached at all does not count (default 30).",
+            valueName: "MINUTES"))
+    var retryBudget: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Claims of one work item that end without a result (a crashed worker, a result the database refuses) before its devices count as failed (default 8).",
+            valueName: "N"))
+    var itemAttempts: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -50,6 +59,13 @@ struct EngineOptions: ParsableArguments {
         var settings = EngineSettings()
         if let window { settings.window = window }
         if let lease { settings.lease = .seconds(lease) }
+        if let retryBudget {
+            guard (0...10_080).contains(retryBudget) else {
+                throw RetractError(.invalidInput, "--retry-budget \(retryBudget): 0 to 10080 minutes")
+            }
+            settings.retryBudget = .seconds(retryBudget * 60)
+        }
+        if let itemAttempts { settings.itemAttempts = itemAttempts }
         if let problem = settings.problem { throw RetractError(.invalidInput, "--\(problem)") }
         if let connections, !(1...64).contains(connections) {
             throw RetractError(.invalidInput, "--connections \(connections): 1 to 64")
@@ -60,10 +76,6 @@ struct EngineOptions: ParsableArguments {
     func apnsSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> APNsSettings {
         var settings = APNsSettings()
         if let connections { settings.connectionsPerApp = connections }
-        if let maxAttempts {
-            guard (1...100).contains(maxAttempts) else { throw RetractError(.invalidInput, "--max-attempts \(maxAttempts): 1 to 100") }
-            settings.retryPolicy.maximumAttempts = maxAttempts
-        }
         if let retryBaseDelay {
             guard (1...60_000).contains(retryBaseDelay) else {
                 throw RetractError(.invalidInput, "--retry-base-delay \(retryBaseDelay): 1 to 60000 ms")

@@ -26,14 +26,21 @@ struct ProgressDisplay {
             let fraction = counts.total > 0 ? min(Double(settled) / Double(counts.total), 1) : 1
             let filled = Int(fraction * 30)
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: 30 - filled)
-            let line = "\r\(bar) \(Int(fraction * 100))% \(settled)/\(counts.total) devices · \(Int(rate))/s · ETA \(eta) · retrying \(counts.retrying)"
-            FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
+            let line =
+                "\r\(bar) \(Int(fraction * 100))% \(settled)/\(counts.total) devices · \(Int(rate))/s · ETA \(eta) · retrying \(counts.retrying)"
+            FileHandle.standardError.write(Data((line + Self.waiting(retraction, separator: " · ") + "\u{1B}[K").utf8))
         } else if ContinuousClock.now - lastLine >= .seconds(2) {
             lastLine = .now
             printError(
                 "progress: \(settled)/\(counts.total) settled (sent \(counts.sent), dead \(counts.dead), failed \(counts.failed), retrying \(counts.retrying)), \(Int(rate))/s, ETA \(eta)"
-            )
+                    + Self.waiting(retraction, separator: "; "))
         }
+    }
+
+    /// The devices waiting for their service to come back, and why, if any.
+    static func waiting(_ retraction: Retraction, separator: String) -> String {
+        guard retraction.counts.waiting > 0 else { return "" }
+        return "\(separator)waiting \(retraction.counts.waiting) for the service (\(retraction.waitingReason ?? "unreachable"))"
     }
 
     /// Ends the bar's line before other output.
@@ -60,7 +67,13 @@ struct RetractionAccount: Encodable {
     var failed: Int
     var retrying: Int
     var pending: Int
+    /// Of `dead`, the devices skipped because their token was known dead.
+    var skipped: Int
+    /// Of `pending`, the devices waiting for their service to come back.
+    var waiting: Int
+    var waitingReason: String?
     var failures: [String: Int]
+    var hints: [String]
     var seconds: Double?
 
     init(_ status: RetractionStatus, app: String, seconds: Double?) {
@@ -77,21 +90,32 @@ struct RetractionAccount: Encodable {
         failed = retraction.counts.failed
         retrying = retraction.counts.retrying
         pending = retraction.counts.pending
+        skipped = retraction.counts.skipped
+        waiting = retraction.counts.waiting
+        waitingReason = retraction.waitingReason
         failures = status.failures
+        hints = status.hints
         self.seconds = seconds
     }
 
     var text: String {
         var lines = ["retraction \(id) of \(references.joined(separator: ", ")) (app \(app)): \(state)"]
         if dryRun {
-            lines.append("  dry run: \(total) devices would get a removal push; nothing was sent")
+            let known = skipped > 0 ? " (\(skipped) more are known dead and would be skipped)" : ""
+            lines.append("  dry run: \(total - skipped) devices would get a removal push\(known); nothing was sent")
             return lines.joined(separator: "\n")
         }
-        var reached = "  devices: \(total) · sent \(sent) · dead \(dead) · failed \(failed)"
+        var reached = "  devices: \(total) · sent \(sent) · dead \(dead)"
+        if skipped > 0 { reached += " (\(skipped) known dead, skipped)" }
+        reached += " · failed \(failed)"
         if pending > 0 { reached += " · pending \(pending)" }
-        if let seconds, seconds > 0 { reached += String(format: " · %.1fs, %.0f devices/s", seconds, Double(sent + dead + failed) / seconds) }
+        if let seconds, seconds > 0 {
+            reached += String(format: " · %.1fs, %.0f devices/s", seconds, Double(sent + dead + failed) / seconds)
+        }
         lines.append(reached)
+        if waiting > 0 { lines.append("  waiting: \(waiting) devices for the service to come back (\(waitingReason ?? "unreachable"))") }
         for (reason, count) in failures.sorted(by: { $0.value > $1.value }) { lines.append("  failed: \(count) × \(reason)") }
+        for hint in hints { lines.append("  hint: \(hint)") }
         if let failure { lines.append("  stopped: \(failure)") }
         return lines.joined(separator: "\n")
     }
@@ -106,4 +130,3 @@ struct RetractionAccount: Encodable {
         }
     }
 }
-

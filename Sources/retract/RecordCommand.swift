@@ -118,10 +118,11 @@ struct SendCommand: AsyncParsableCommand {
         if json {
             try printJSON(SendAccount(report))
         } else {
-            var line = "sent \(reference): \(report.accepted) accepted, \(report.dead.count) dead, \(report.failed) failed"
-            if report.skippedDead > 0 { line += ", \(report.skippedDead) skipped as dead" }
-            print(line + " (\(report.recorded) new deliveries in the ledger)")
+            print(
+                "sent \(reference): \(report.accepted) accepted, \(report.dead.count) dead, \(report.failed) failed"
+                    + " (\(report.recorded) new deliveries in the ledger)")
             for (reason, count) in report.failures.sorted(by: { $0.value > $1.value }) { print("  failed: \(count) × \(reason)") }
+            for hint in report.hints { print("  hint: \(hint)") }
         }
         if report.stoppedBecause != nil { throw ExitCode(RetractExitCode.retractionFailed) }
         if report.failed > 0 { throw ExitCode(RetractExitCode.someFailed) }

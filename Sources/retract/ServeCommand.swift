@@ -54,6 +54,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds a claimed work item stays this server's without news (default 60).", valueName: "SECONDS"))
     var lease: Int?
 
+    @Option(
+        name: .customLong("allowed-endpoint"),
+        help: ArgumentHelp(
+            "A host (HOST or HOST:PORT) an app registered over the API may name as its endpoint; repeatable, and replaces the default, Apple's and Google's push hosts. RETRACT_ALLOWED_ENDPOINTS (comma-separated) when not given.",
+            valueName: "HOST[:PORT]"))
+    var allowedEndpoints: [String] = []
+
+    @Option(
+        name: .customLong("credentials-dir"),
+        help: ArgumentHelp(
+            "The folder credential files named over the API (POST /v1/apps) must be in; RETRACT_CREDENTIALS_DIR. Without it, the API takes no credential files.",
+            valueName: "DIR"))
+    var credentialsDirectory: String?
+
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -109,6 +123,12 @@ struct ServeCommand: AsyncParsableCommand {
             maxBodySize, "RETRACT_MAX_BODY_SIZE", "--max-body-size", environment, settings.maxBodySize, 1024...(64 << 20))
         settings.drainTimeout = .seconds(
             try Self.number(drainTimeout, "RETRACT_DRAIN_TIMEOUT", "--drain-timeout", environment, 25, 0...3600))
+        if !allowedEndpoints.isEmpty {
+            settings.allowedEndpoints = allowedEndpoints
+        } else if let list = environment["RETRACT_ALLOWED_ENDPOINTS"], !list.isEmpty {
+            settings.allowedEndpoints = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        settings.credentialsDirectory = credentialsDirectory ?? environment["RETRACT_CREDENTIALS_DIR"].flatMap { $0.isEmpty ? nil : $0 }
         if let problem = settings.problem { throw RetractError(.invalidInput, problem) }
         return settings
     }

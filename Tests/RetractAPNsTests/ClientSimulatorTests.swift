@@ -1,6 +1,6 @@
 import APNsSimulator
-import MetricsTestKit
 import Foundation
+import MetricsTestKit
 import NIOCore
 import RetractAPNs
 import Testing
@@ -56,7 +56,8 @@ extension ClientSimulatorTests {
         Scenario(
             name: "400 BadDeviceToken",
             faults: SimulatorFaults(badDeviceTokens: [Harness.deviceToken(7)]),
-            status: 400, reason: .badDeviceToken, disposition: .tokenDead(since: nil)
+            status: 400, reason: .badDeviceToken,
+            disposition: .permanentFailure(.rejected(APNsRejection(status: 400, reason: .badDeviceToken)))
         ),
         Scenario(
             name: "429 TooManyRequests",

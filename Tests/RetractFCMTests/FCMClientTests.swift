@@ -141,7 +141,8 @@ struct FCMClientTests {
             (.unavailable(retryAfter: 3), "UNAVAILABLE", .retry),
             (.internalError, "INTERNAL", .retry),
             (.thirdPartyAuthError, "THIRD_PARTY_AUTH_ERROR", .authenticationFailed),
-            (.senderIDMismatch, "SENDER_ID_MISMATCH", .authenticationFailed),
+            // The token belongs to another project: about that device, not the app's credentials.
+            (.senderIDMismatch, "SENDER_ID_MISMATCH", .permanent),
         ])
     func errorsAreClassified(fault: FCMFault, code: String, disposition: FCMDisposition) async throws {
         try await FCMHarness.with { harness, client in

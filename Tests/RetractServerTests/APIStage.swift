@@ -23,7 +23,11 @@ struct APIStage {
 
     static func with(
         faults: SimulatorFaults = SimulatorFaults(),
-        settings: ServerSettings = ServerSettings(port: 0, healthInterval: .milliseconds(200)),
+        // The simulator's address is allowed as an app endpoint, and the temp folder (where the
+        // simulators' keys are) is the credentials folder, as an operator of such a stage would set them.
+        settings: ServerSettings = ServerSettings(
+            port: 0, healthInterval: .milliseconds(200), allowedEndpoints: ServerSettings.pushServiceHosts + ["127.0.0.1"],
+            credentialsDirectory: FileManager.default.temporaryDirectory.path),
         fcm: SimulatedFCM? = nil,
         _ body: (APIStage) async throws -> Void
     ) async throws {

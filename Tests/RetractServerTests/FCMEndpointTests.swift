@@ -84,7 +84,19 @@ struct FCMEndpointTests {
             )
             #expect(missing.status == 422)
             #expect(missing.json?["field"] as? String == "fcmServiceAccountPath")
-            #expect((missing.json?["detail"] as? String)?.contains("cannot be read") == true)
+            #expect((missing.json?["detail"] as? String)?.contains("the server's credentials folder") == true)
+            // A file in the folder that is not a service account: named, with what is wrong.
+            let notJSON = FileManager.default.temporaryDirectory.appendingPathComponent("retract-sa-\(UUID().uuidString).json")
+            try Data("not json".utf8).write(to: notJSON)
+            defer { try? FileManager.default.removeItem(at: notJSON) }
+            let unreadable = try await stage.call(
+                "POST", "/v1/apps", key: admin,
+                body:
+                    #"{"name":"droid","topic":"com.example.droid","environment":"production","fcmServiceAccountPath":"\#(notJSON.path)"}"#
+            )
+            #expect(unreadable.status == 422)
+            #expect(unreadable.json?["field"] as? String == "fcmServiceAccountPath")
+            #expect((unreadable.json?["detail"] as? String)?.contains("is not a JSON object") == true, "\(unreadable)")
 
             let key = try await stage.chatKey()
             let badTransport = try await stage.call(

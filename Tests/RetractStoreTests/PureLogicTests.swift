@@ -67,12 +67,33 @@ struct PureLogicTests {
         ("postgres:///db", "no host"),
         ("postgres://localhost/db?sslmode=sometimes", "sslmode sometimes"),
         ("postgres://u:hunter2@localhost/db?pool=3", "unknown parameter pool"),
+        // Passwords that break the URL's shape: redacted without it.
+        ("postgres://u:hun/ter2@localhost/db", "not a URL"),
+        ("postgres://u:hun#ter2@localhost/db", "not a URL"),
+        ("postgres://u:hun?ter2@localhost/db", "not a URL"),
+        ("postgres://u@localhost/db?password=hunter2&pool=3", "unknown parameter"),
+        ("postgres://u:hunter2", "not a URL"),
+        ("postgres://u:hunter2@localhost/db?sslrootcert=ca.pem", "sslrootcert is used by sslmode=verify-ca or verify-full only"),
     ])
     func badDatabaseURLsSayWhatIsWrongWithoutThePassword(string: String, reason: String) {
         let error = #expect(throws: StoreError.self) { try DatabaseURL(string) }
         #expect(error?.code == .invalidInput)
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
-        #expect(error?.message.contains("hunter2") == false)
+        for piece in ["hunter2", "hun/ter2", "ter2"] { #expect(error?.message.contains(piece) == false, "\(error?.message ?? "")") }
+    }
+
+    @Test func aPortIsNotTakenForAPassword() {
+        let error = #expect(throws: StoreError.self) { try DatabaseURL("postgres://db.internal:5432/ledger?pool=3") }
+        #expect(error?.message.contains("postgres://db.internal:5432/ledger") == true, "\(error?.message ?? "")")
+    }
+
+    @Test func everyTLSModeOfLibpqIsRead() throws {
+        for mode in ["disable", "prefer", "require", "verify-ca", "verify-full"] {
+            #expect(try DatabaseURL("postgres://u@db.internal/ledger?sslmode=\(mode)").tls.rawValue == mode)
+        }
+        let verified = try DatabaseURL("postgres://u:hunter2@db.internal/ledger?sslmode=verify-full&sslrootcert=/etc/retract/db-ca.pem")
+        #expect(verified.rootCertificatePath == "/etc/retract/db-ca.pem")
+        #expect(verified.description == "postgres://u:***@db.internal:5432/ledger?sslmode=verify-full&sslrootcert=/etc/retract/db-ca.pem")
     }
 
     @Test func daysConvertToPartitionNamesAndBack() {
@@ -117,10 +138,12 @@ struct FirstOfTests {
 @Suite("Merging a page")
 struct DevicePageMergingTests {
     private func token(_ byte: UInt8) -> DeviceToken { DeviceToken(bytes: [byte]) }
+    private let sent = Date(timeIntervalSince1970: 1_000)
 
     @Test func eachDeviceKeepsTheServiceItsDeliveryWentThrough() {
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .fcm, nil), ("b", token(1), .fcm, nil), ("a", token(2), .apns, nil), ("a", token(3), .fcm, nil),
+            ("a", token(1), .fcm, sent, nil), ("b", token(1), .fcm, sent, nil), ("a", token(2), .apns, sent, nil),
+            ("a", token(3), .fcm, sent, nil),
         ]
         let page = DevicePage(merging: rows, limit: 10)
         #expect(page.devices.map(\.transport) == [.fcm, .apns, .fcm])
@@ -130,8 +153,9 @@ struct DevicePageMergingTests {
     @Test func aPageEndsWhereAReferenceThatHitItsLimitMayContinue() {
         // "a" returned its limit of 4 rows, ending at 5: "b"'s rows past 5 wait for the next page.
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .apns, nil), ("a", token(3), .apns, nil), ("a", token(5), .apns, nil), ("a", token(5), .apns, nil),
-            ("b", token(2), .apns, nil), ("b", token(3), .apns, nil), ("b", token(9), .apns, Date()),
+            ("a", token(1), .apns, sent, nil), ("a", token(3), .apns, sent, nil), ("a", token(5), .apns, sent, nil),
+            ("a", token(5), .apns, sent, nil), ("b", token(2), .apns, sent, nil), ("b", token(3), .apns, sent, nil),
+            ("b", token(9), .apns, sent, sent.addingTimeInterval(1)),
         ]
         let page = DevicePage(merging: rows, limit: 4)
         #expect(page.devices.map(\.token) == [1, 2, 3, 5].map(token))
@@ -143,21 +167,21 @@ struct DevicePageMergingTests {
 
     @Test func aPageWhoseReferencesAllEndedEarlyIsTheLast() {
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .apns, nil), ("a", token(1), .apns, nil), ("b", token(4), .apns, Date()),
+            ("a", token(1), .apns, sent, nil), ("a", token(1), .apns, sent, nil), ("b", token(4), .apns, sent, sent.addingTimeInterval(1)),
         ]
         let page = DevicePage(merging: rows, limit: 3)
         #expect(page.devices == [DeviceReferences(token: token(1), references: ["a"])])
-        #expect(page.deadSkipped == 1)
+        #expect(page.skipped == [token(4)])
         #expect(page.last == token(4))
         #expect(!page.mayHaveMore)
-        #expect(DevicePage(merging: [], limit: 3) == DevicePage(devices: [], deadSkipped: 0, last: nil, mayHaveMore: false))
+        #expect(DevicePage(merging: [], limit: 3) == DevicePage(devices: [], last: nil, mayHaveMore: false))
     }
 
     @Test func aPageOfManyReferencesHoldsAtMostLimitDevices() {
         // Three references, two rows each, interleaved: six devices, none past a cutoff.
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .apns, nil), ("a", token(4), .apns, nil), ("b", token(2), .apns, nil), ("b", token(5), .apns, nil),
-            ("c", token(3), .apns, nil), ("c", token(6), .apns, nil),
+            ("a", token(1), .apns, sent, nil), ("a", token(4), .apns, sent, nil), ("b", token(2), .apns, sent, nil),
+            ("b", token(5), .apns, sent, nil), ("c", token(3), .apns, sent, nil), ("c", token(6), .apns, sent, nil),
         ]
         let page = DevicePage(merging: rows, limit: 2)
         #expect(page.devices.map(\.token) == [token(1), token(2)])
@@ -165,15 +189,20 @@ struct DevicePageMergingTests {
         #expect(page.mayHaveMore)
     }
 
-    @Test func onlyTokensThatDiedSinceTheCutoffCountAsDead() {
-        let cutoff = Date(timeIntervalSince1970: 1_000)
+    @Test func aDeadTokenIsSkippedOnlyForDeliveriesNoNewerThanItsDeath() {
+        let died = Date(timeIntervalSince1970: 2_000)
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .apns, cutoff.addingTimeInterval(-1)), ("a", token(2), .apns, cutoff), ("a", token(3), .apns, nil),
+            // Sent before it died, and at the moment it was found dead: skipped.
+            ("a", token(1), .apns, died.addingTimeInterval(-60), died), ("a", token(2), .apns, died, died),
+            // Registered again and sent a newer notification: it gets that one's reference only.
+            ("a", token(3), .apns, died.addingTimeInterval(-60), died), ("b", token(3), .apns, died.addingTimeInterval(60), died),
+            ("a", token(4), .apns, died, nil),
         ]
-        let page = DevicePage(merging: rows, limit: 10, countingDeadFrom: cutoff)
-        #expect(page.devices.map(\.token) == [token(3)])
-        #expect(page.deadSkipped == 1)
-        #expect(page.last == token(3))
+        let page = DevicePage(merging: rows, limit: 10)
+        #expect(
+            page.devices == [DeviceReferences(token: token(3), references: ["b"]), DeviceReferences(token: token(4), references: ["a"])])
+        #expect(page.skipped == [token(1), token(2)])
+        #expect(page.last == token(4))
     }
 }
 

@@ -105,7 +105,7 @@ struct WorkQueueTests {
             #expect(second.kind == .push(DeviceReferences(token: Fixture.token(0), references: ["msg"])))
             // The worker that lost its lease comes back: nothing it does counts.
             #expect(try await store.finish([WorkResult(item: first, counts: RetractionCounts(sent: 1, retrying: -1))]).isEmpty)
-            #expect(try await store.release(first, notBefore: Date(), error: "late") == false)
+            #expect(try await store.release(first, .failed("late", retryAfter: .zero)) == false)
             #expect(try await store.extendLease([first], by: .seconds(60)).isEmpty)
             #expect(try await store.retraction(id: retraction.id)?.counts.sent == 0)
             #expect(try await store.finish([WorkResult(item: second, counts: RetractionCounts(sent: 1, retrying: -1))]) == [second.id])
@@ -120,10 +120,51 @@ struct WorkQueueTests {
             let (_, retraction) = try await retraction(store, devices: 1)
             try await queuePushes(store, to: retraction, count: 1)
             let item = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
-            #expect(try await store.release(item, notBefore: Date().addingTimeInterval(0.3), error: "503 ServiceUnavailable"))
+            #expect(try await store.release(item, .failed("the database refused it", retryAfter: .milliseconds(300))))
             #expect(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).isEmpty)
             try await Task.sleep(for: .milliseconds(400))
-            #expect(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first?.id == item.id)
+            let again = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
+            #expect(again.id == item.id)
+            // A failed attempt counts; the error is kept for the next claim to read.
+            #expect(again.attempts == item.attempts + 1)
+            #expect(again.lastError == "the database refused it")
+        }
+    }
+
+    @Test func anItemWaitingForItsServiceCountsItsDevicesAsWaitingAndNoAttempt() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (_, retraction) = try await retraction(store, devices: 3)
+            let item = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
+            #expect(try await store.release(item, .unreachable("cannot connect to APNs: refused", devices: 3, retryAfter: .zero)))
+            let waiting = try #require(try await store.retraction(id: retraction.id))
+            #expect(waiting.counts.waiting == 3)
+            #expect(waiting.waitingReason == "cannot connect to APNs: refused")
+            let again = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
+            #expect(again.attempts == item.attempts)
+            let since = try #require(again.waitingSince)
+            // Still unreachable: it has been waiting since the first time.
+            #expect(try await store.release(again, .unreachable("cannot connect to APNs: refused", devices: 3, retryAfter: .zero)))
+            let third = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
+            #expect(third.waitingSince == since)
+            // The service came back: finishing the item ends the wait.
+            #expect(try await store.finish([WorkResult(item: third, counts: RetractionCounts(sent: 3))]) == [third.id])
+            let done = try #require(try await store.retraction(id: retraction.id))
+            #expect(done.counts == RetractionCounts(total: 3, sent: 3))
+            #expect(done.state == .done)
+        }
+    }
+
+    @Test func givingUpOnAPageCountsItsDevicesFailedWithTheReason() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let (app, retraction) = try await retraction(store, devices: 5)
+            let item = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
+            let failed = try await store.giveUp(
+                item, appID: app.id, references: retraction.references, reason: "given up after 8 attempts: poison")
+            #expect(failed == 5)
+            let done = try #require(try await store.retraction(id: retraction.id))
+            #expect(done.state == .done)
+            #expect(done.counts == RetractionCounts(total: 5, failed: 5))
+            #expect(try await store.retractionFailures(id: retraction.id) == ["given up after 8 attempts: poison": 5])
         }
     }
 
@@ -147,7 +188,9 @@ struct WorkQueueTests {
         try await TestDatabase.withStore { store, _ in
             let (app, retraction) = try await retraction(store, devices: 3)
             let page = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
-            let dead = DeadToken(token: Fixture.token(1), since: Date(timeIntervalSince1970: 1_700_000_000), reason: "Unregistered")
+            let dead = DeadToken(
+                token: Fixture.token(1), since: Date(timeIntervalSince1970: 1_700_000_000), reason: "Unregistered",
+                learnedAt: Date(timeIntervalSince1970: 1_800_000_000))
             let retry = PushRetry(
                 device: DeviceReferences(token: Fixture.token(2), references: ["msg"]), delay: .zero, attempts: 1, lastError: "503")
             try await store.finish([
@@ -164,9 +207,11 @@ struct WorkQueueTests {
             let done = try #require(try await store.retraction(id: retraction.id))
             #expect(done.state == .done)
             #expect(done.counts == RetractionCounts(total: 3, sent: 1, dead: 1, failed: 1))
-            // The next retraction of the same reference skips the dead token.
-            let next = try await store.createRetraction(RetractionRequest(appID: app.id, references: ["msg"], requestedBy: "moderator"))
-            #expect(next.retraction.counts.total == 2)
+            // The next retraction of the same reference counts the dead token among its devices; a dry run says it would skip it.
+            let next = try await store.createRetraction(
+                RetractionRequest(appID: app.id, references: ["msg"], requestedBy: "moderator", dryRun: true))
+            #expect(next.retraction.counts.total == 3)
+            #expect(next.retraction.counts.skipped == 1)
         }
     }
 

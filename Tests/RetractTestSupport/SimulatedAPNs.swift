@@ -22,7 +22,10 @@ public struct SimulatedAPNs: Sendable {
     public var endpoint: String { "https://127.0.0.1:\(simulator.port)" }
 
     /// Runs `body` with a simulator started with `faults`, stopped and cleaned up afterwards.
-    public static func with(faults: SimulatorFaults = SimulatorFaults(), _ body: (SimulatedAPNs) async throws -> Void) async throws {
+    /// With `clientCertificateRootsPEM`, it also takes client certificates those authorities issued.
+    public static func with(
+        faults: SimulatorFaults = SimulatorFaults(), clientCertificateRootsPEM: [String] = [], _ body: (SimulatedAPNs) async throws -> Void
+    ) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("retract-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -33,6 +36,7 @@ public struct SimulatedAPNs: Sendable {
             SimulatorConfiguration(
                 tls: .selfSigned(writingTo: folder),
                 tokenKeys: [SimulatorTokenKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)],
+                clientCertificateRootsPEM: clientCertificateRootsPEM,
                 faults: faults))
         let apns = SimulatedAPNs(
             simulator: simulator, folder: folder, keyPath: keyPath, caPath: folder.appendingPathComponent("simulator-ca.pem").path)

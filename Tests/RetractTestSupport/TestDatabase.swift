@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import RetractStore
 
 /// A database of its own for each test, on the server `scripts/test` starts
@@ -48,5 +49,23 @@ extension TestDatabase {
             }
             try await body(url)
         }
+    }
+}
+
+extension TestDatabase {
+    /// Runs SQL of a test's own on the store's database: a fault to inject
+    /// (a trigger that fails a statement), a fact to check.
+    public static func execute(_ sql: String, on store: RetractStore) async throws {
+        _ = try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
+    }
+
+    /// The first column of the first row of `sql`.
+    public static func value<Value: PostgresDecodable>(
+        _ sql: String, of _: Value.Type = Value.self, on store: RetractStore
+    ) async throws -> Value? {
+        for try await value in try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Value.self) {
+            return value
+        }
+        return nil
     }
 }

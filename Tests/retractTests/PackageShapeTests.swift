@@ -3,8 +3,34 @@ import Testing
 
 @Suite("Package shape")
 struct PackageShapeTests {
-    @Test func retractKitDependsOnNoPackage() throws {
-        // iOS apps link RetractKit: it must stay Foundation-only as the package grows.
+    struct Manifest: Decodable {
+        struct Target: Decodable {
+            var name: String
+            var dependencies: [AnyDependency]
+        }
+        struct AnyDependency: Decodable {}
+        struct Platform: Decodable {
+            var platformName: String
+            var version: String
+        }
+        struct Dependency: Decodable {
+            struct Source: Decodable { var identity: String }
+            var sourceControl: [Source]?
+        }
+        var targets: [Target]
+        var platforms: [Platform]
+        var dependencies: [Dependency]
+
+        /// The packages this one names, by identity (`hummingbird`).
+        var packageIdentities: Set<String> { Set(dependencies.flatMap { $0.sourceControl?.map(\.identity) ?? [] }) }
+
+        func floor(of platform: String) -> [Int]? {
+            platforms.first { $0.platformName == platform }.map { PackageShapeTests.version($0.version) }
+        }
+    }
+
+    /// The package's manifest, as SwiftPM reads it.
+    static func manifest() throws -> Manifest {
         // A scratch folder of its own: `swift test` holds the lock on .build.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("retract-manifest-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -19,17 +45,48 @@ struct PackageShapeTests {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
+        return try JSONDecoder().decode(Manifest.self, from: data)
+    }
 
-        struct Manifest: Decodable {
-            struct Target: Decodable {
-                var name: String
-                var dependencies: [AnyDependency]
-            }
-            struct AnyDependency: Decodable {}
-            var targets: [Target]
-        }
-        let manifest = try JSONDecoder().decode(Manifest.self, from: data)
-        let kit = try #require(manifest.targets.first { $0.name == "RetractKit" })
+    static func version(_ text: some StringProtocol) -> [Int] {
+        text.split(separator: ".").compactMap { Int($0) }
+    }
+
+    @Test func retractKitDependsOnNoPackage() throws {
+        // iOS apps link RetractKit: it must stay Foundation-only as the package grows.
+        let kit = try #require(try Self.manifest().targets.first { $0.name == "RetractKit" })
         #expect(kit.dependencies.isEmpty)
+    }
+
+    /// SwiftPM checks a package's one macOS floor against every dependency's
+    /// declared one, and the packages the code calls mark their API with
+    /// availabilities of their own (Hummingbird's "hummingbird 2.0"): the floor
+    /// must meet the highest of them, or the package does not build on a Mac.
+    /// RetractKit's iOS floor stays where apps already are.
+    @Test func theMacOSFloorIsWhatTheServersDependenciesNeed() throws {
+        let manifest = try Self.manifest()
+        let checkouts = RetractCLI.packageRoot.appendingPathComponent(".build/checkouts")
+        let packages = try FileManager.default.contentsOfDirectory(atPath: checkouts.path)
+        #expect(packages.contains("hummingbird"), "\(packages)")
+        var needed: [(package: String, version: [Int])] = []
+        for package in packages {
+            guard let text = try? String(contentsOf: checkouts.appendingPathComponent("\(package)/Package.swift"), encoding: .utf8) else {
+                continue
+            }
+            // `.macOS(.v13)` in `platforms:` of every package; `macOS 14.0` in an availability macro of those the code calls.
+            var patterns = [#"\.macOS\(\.v(\d+(?:_\d+)?)\)"#]
+            if manifest.packageIdentities.contains(package) { patterns.append(#"AvailabilityMacro=[^"]*macOS (\d+(?:\.\d+)?)"#) }
+            for pattern in patterns {
+                let regex = try NSRegularExpression(pattern: pattern)
+                for match in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    guard let range = Range(match.range(at: 1), in: text) else { continue }
+                    needed.append((package, Self.version(text[range].replacingOccurrences(of: "_", with: "."))))
+                }
+            }
+        }
+        let highest = try #require(needed.max { $0.version.lexicographicallyPrecedes($1.version) })
+        let macOS = try #require(manifest.floor(of: "macos"))
+        #expect(!macOS.lexicographicallyPrecedes(highest.version), "macOS \(macOS) is below \(highest.package)'s \(highest.version)")
+        #expect(manifest.floor(of: "ios") == [13, 0])
     }
 }

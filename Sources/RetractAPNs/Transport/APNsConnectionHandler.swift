@@ -17,8 +17,12 @@ final class APNsConnectionHandler: ChannelInboundHandler {
 
     /// What the connection tells its pool.
     struct Events: Sendable {
+        /// The server's first SETTINGS arrived: TLS and HTTP/2 are set up, so
+        /// connecting worked.
+        var established: @Sendable () -> Void = {}
         /// The connection takes no new requests (GOAWAY, a timeout, closed).
-        var retired: @Sendable () -> Void
+        /// With an error when it closed before it was established: connecting failed.
+        var retired: @Sendable (_ setupFailure: APNsError?) -> Void
         /// Cleared, from the event loop, when the connection stops taking
         /// requests; the pool reads it from any thread before routing one here.
         var acceptsRequests = NIOLockedValueBox(true)
@@ -199,6 +203,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         case .settings(.settings(let settings)):
             if !isEstablished {
                 isEstablished = true
+                events.established()
                 // Open the connection window beyond the 64 KiB default; error bodies add up.
                 context.writeAndFlush(
                     wrapOutboundOut(
@@ -263,17 +268,18 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private func retire(_ context: ChannelHandlerContext) {
         guard case .open = state else { return }
         state = .draining
+        // The pool first, so that it never sees this connection refuse requests while its slot still holds it.
+        events.retired(isEstablished ? nil : .connectFailed("no answer while setting up the connection"))
         events.acceptsRequests.withLockedValue { $0 = false }
-        events.retired()
         while let exchange = waiting.popFirst() { exchange.complete(.notProcessed) }
         if inFlight.isEmpty { context.close(promise: nil) }
     }
 
     private func close(failingInFlightWith connectionError: APNsError) {
         if case .closed = state { return }
-        let error = isEstablished ? connectionError : .connectFailed(lastError.map { "\($0)" } ?? "the connection closed during setup")
+        let error = isEstablished ? connectionError : Self.setupFailure(lastError)
+        if case .open = state { events.retired(isEstablished ? nil : error) }
         events.acceptsRequests.withLockedValue { $0 = false }
-        if case .open = state { events.retired() }
         state = .closed
         timeoutSweep?.cancel()
         timeoutSweep = nil
@@ -283,6 +289,25 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         // Another connection may take the waiting ones, unless connecting is what fails.
         while let exchange = waiting.popFirst() { exchange.complete(isEstablished ? .notProcessed : .failed(error)) }
     }
+
+    /// Why a connection closed before it was set up: a TLS alert about this
+    /// side's certificate means the server refused the client certificate
+    /// (no later connection will do better), anything else that connecting failed.
+    static func setupFailure(_ error: (any Error)?) -> APNsError {
+        guard let error else { return .connectFailed("the connection closed during setup") }
+        let text = "\(error)"
+        if let alert = refusedCertificateAlerts.first(where: { text.contains($0) }) {
+            return .authenticationUnavailable("APNs refused the client certificate (TLS alert \(alert))")
+        }
+        return .connectFailed(text)
+    }
+
+    /// Alerts a server sends when it refuses the client's certificate, as
+    /// BoringSSL names a received alert.
+    static let refusedCertificateAlerts = [
+        "ALERT_BAD_CERTIFICATE", "ALERT_CERTIFICATE_REVOKED", "ALERT_CERTIFICATE_EXPIRED", "ALERT_CERTIFICATE_UNKNOWN",
+        "ALERT_UNSUPPORTED_CERTIFICATE", "ALERT_UNKNOWN_CA", "ALERT_CERTIFICATE_REQUIRED", "ALERT_ACCESS_DENIED",
+    ]
 
     /// A request past its deadline fails as timed out. One that was sent means
     /// the server stopped answering (or stopped granting window), and one still
@@ -299,7 +324,10 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         let unresponsive = !expiredStreams.isEmpty || !isEstablished
         if unresponsive, let context { retire(context) }
         for exchange in expiredStreams.values { exchange.exchange.complete(.failed(.timedOut)) }
-        for exchange in expiredWaiting { exchange.complete(.failed(.timedOut)) }
+        // Still waiting for the server's SETTINGS: they never reached it, and connecting is what failed.
+        let waitingOutcome: APNsExchange.Outcome =
+            isEstablished ? .failed(.timedOut) : .failed(.connectFailed("no answer while setting up the connection"))
+        for exchange in expiredWaiting { exchange.complete(waitingOutcome) }
         if unresponsive { context?.close(promise: nil) }
     }
 }

@@ -10,14 +10,17 @@ import NIOSSL
 /// empty one starts connecting while the request goes to any ready connection
 /// (or waits for this one). A request a connection did not process goes to
 /// another one. After a failed connect a slot waits before trying again
-/// (1 s, doubling to 30 s): APNs treats rapid reconnecting as abuse.
+/// (1 s, doubling to 30 s): APNs treats rapid reconnecting as abuse. A
+/// connect has worked only once the server's SETTINGS arrive: a TCP
+/// connection whose TLS handshake then fails counts as a failed connect.
 final class APNsConnectionPool: Sendable {
     private enum Slot {
         case empty
         case connecting(waiting: [APNsExchange])
         case ready(APNsConnection)
-        /// Connecting failed; no new attempt before `until`.
-        case backingOff(until: NIODeadline, reason: String)
+        /// Connecting failed; no new attempt before `until`, and requests
+        /// meanwhile fail with `reason`.
+        case backingOff(until: NIODeadline, reason: APNsError)
     }
 
     private struct State {
@@ -61,7 +64,8 @@ final class APNsConnectionPool: Sendable {
         self.connectTimeout = connectTimeout
         self.logger = logger
         let count = max(connectionCount, 1)
-        self.state = NIOLockedValueBox(State(slots: Array(repeating: .empty, count: count), failedConnects: Array(repeating: 0, count: count)))
+        self.state = NIOLockedValueBox(
+            State(slots: Array(repeating: .empty, count: count), failedConnects: Array(repeating: 0, count: count)))
     }
 
     /// How many connections the pool has opened, for tests and metrics.
@@ -128,7 +132,7 @@ final class APNsConnectionPool: Sendable {
             return .queued
         case .backingOff(let until, let reason):
             if let anyReady { return .send(anyReady) }
-            guard NIODeadline.now() >= until else { return .fail(.connectFailed(reason)) }
+            guard NIODeadline.now() >= until else { return .fail(reason) }
             state.slots[index] = .connecting(waiting: [exchange])
             state.connectionsOpened += 1
             return .connect(slot: index, sendTo: nil)
@@ -137,10 +141,12 @@ final class APNsConnectionPool: Sendable {
 
     private func connect(slot: Int) {
         let connection = NIOLockedValueBox<APNsConnection?>(nil)
-        let events = APNsConnectionHandler.Events(retired: { [weak self] in
-            guard let retired = connection.withLockedValue({ $0 }) else { return }
-            self?.retire(slot: slot, connection: retired)
-        })
+        let events = APNsConnectionHandler.Events(
+            established: { [weak self] in self?.established(slot: slot) },
+            retired: { [weak self] setupFailure in
+                guard let retired = connection.withLockedValue({ $0 }) else { return }
+                self?.retire(slot: slot, connection: retired, setupFailure: setupFailure)
+            })
         APNsConnection.connect(
             host: host,
             port: port,
@@ -159,9 +165,10 @@ final class APNsConnectionPool: Sendable {
         }
     }
 
+    /// TCP is connected; TLS and HTTP/2 are still being set up, and the
+    /// requests given to the connection wait for the server's SETTINGS.
     private func connected(slot: Int, connection: APNsConnection) {
         let (waiting, isShutDown): ([APNsExchange], Bool) = state.withLockedValue { state in
-            state.failedConnects[slot] = 0
             guard case .connecting(let waiting) = state.slots[slot] else { return ([], state.isShutDown) }
             state.slots[slot] = state.isShutDown ? .empty : .ready(connection)
             return (waiting, state.isShutDown)
@@ -175,13 +182,17 @@ final class APNsConnectionPool: Sendable {
         for exchange in waiting { connection.submit(exchange) }
     }
 
+    /// The server's SETTINGS arrived: connecting worked, the backoff starts over.
+    private func established(slot: Int) {
+        state.withLockedValue { $0.failedConnects[slot] = 0 }
+    }
+
     private func connectFailed(slot: Int, error: any Error) {
         let reason = "\(error)"
         let (waiting, delay): ([APNsExchange], TimeAmount) = state.withLockedValue { state in
-            state.failedConnects[slot] += 1
-            let delay = TimeAmount.seconds(min(Int64(1) << min(state.failedConnects[slot] - 1, 5), 30))
+            let delay = Self.backOff(slot: slot, in: &state)
             guard case .connecting(let waiting) = state.slots[slot] else { return ([], delay) }
-            state.slots[slot] = .backingOff(until: .now() + delay, reason: reason)
+            state.slots[slot] = .backingOff(until: .now() + delay, reason: .connectFailed(reason))
             return (waiting, delay)
         }
         logger.warning(
@@ -191,11 +202,24 @@ final class APNsConnectionPool: Sendable {
         for exchange in waiting { exchange.complete(.failed(.connectFailed(reason))) }
     }
 
-    /// A connection takes no new requests: its slot is refilled on demand.
-    private func retire(slot: Int, connection: APNsConnection) {
+    /// One more failed connect for `slot`: how long it waits before the next.
+    private static func backOff(slot: Int, in state: inout State) -> TimeAmount {
+        state.failedConnects[slot] += 1
+        return .seconds(min(Int64(1) << min(state.failedConnects[slot] - 1, 5), 30))
+    }
+
+    /// A connection takes no new requests: its slot is refilled on demand,
+    /// after the backoff when it closed before it was set up.
+    private func retire(slot: Int, connection: APNsConnection, setupFailure: APNsError?) {
         let id = ObjectIdentifier(connection)
         state.withLockedValue { state in
-            if case .ready(let current) = state.slots[slot], current === connection { state.slots[slot] = .empty }
+            if case .ready(let current) = state.slots[slot], current === connection {
+                if let setupFailure {
+                    state.slots[slot] = .backingOff(until: .now() + Self.backOff(slot: slot, in: &state), reason: setupFailure)
+                } else {
+                    state.slots[slot] = .empty
+                }
+            }
             state.draining[id] = connection
         }
         connection.closeFuture.whenComplete { _ in
