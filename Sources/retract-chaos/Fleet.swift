@@ -118,7 +118,7 @@ final class Fleet: Sendable {
     }
 
     /// `retract notification --no-wait`: queues the retraction of `reference` for the workers; its id.
-    func retract(_ reference: String, app: String) throws -> UUID {
+    func queueRetraction(of reference: String, app: String) throws -> UUID {
         struct Queued: Decodable { var id: String }
         let queued = try run(["notification", reference, "--app", app, "--no-wait", "--json", "--reason", "chaos"])
             .check("retract notification").json(Queued.self)
@@ -152,6 +152,34 @@ final class Fleet: Sendable {
             }
             return nil
         }
+    }
+
+    /// A retraction worked to its end by worker processes.
+    struct Run {
+        var id: UUID
+        /// As last read: nil when it did not finish within the limit.
+        var retraction: Retraction?
+        /// From being queued to being finished (or to the limit).
+        var seconds: Double
+    }
+
+    /// Starts `workers` `retract serve --mode workers` processes, queues the
+    /// retraction of `reference`, hands every read of it to `watch` (with the
+    /// workers, to kill one) until it is finished or `limit` has passed, and
+    /// stops the workers.
+    func retract(
+        _ reference: String, app: String, workers count: Int = 1, lease: Int = 10, extra: [String] = [], limit: Duration = .seconds(900),
+        watch: (Retraction, [ChildProcess]) async throws -> Void = { _, _ in }
+    ) async throws -> Run {
+        let workers = try startWorkers(count, lease: lease, extra: extra)
+        let id = try queueRetraction(of: reference, app: app)
+        var seconds = 0.0
+        let finished = try await waitUntilFinished(id, limit: limit) { retraction, elapsed in
+            seconds = elapsed.inSeconds
+            try await watch(retraction, workers)
+        }
+        for worker in workers { await worker.stop() }
+        return Run(id: id, retraction: finished, seconds: seconds)
     }
 
     /// `retract status --json`: the account a user reads.

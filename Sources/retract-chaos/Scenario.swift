@@ -49,10 +49,11 @@ struct Outcome: Sendable {
     /// every device is sent, dead or failed, the expected number failed, and
     /// no device that could be reached still shows the notification.
     mutating func check(
-        _ retraction: Retraction?, account: Fleet.Account, screen: Screen, expectFailed: ClosedRange<Int> = 0...0,
-        expectShowing: Int = 0, maxDuplicates: Int
+        _ run: Fleet.Run, account: Fleet.Account, screen: Screen, expectFailed: ClosedRange<Int> = 0...0, expectShowing: Int = 0,
+        maxDuplicates: Int
     ) {
-        guard let retraction else {
+        seconds = run.seconds
+        guard let retraction = run.retraction else {
             problems.append("the retraction did not finish in time")
             return
         }
@@ -94,24 +95,21 @@ struct Scenario: Sendable {
         return try await Fleet.with(stage, name: "worker-killed", faults: SimulatorFaults(latency: size.latency)) { fleet in
             try fleet.addApp("broadcast")
             try fleet.send("spring-sale", app: "broadcast", tokens: devices)
-            let workers = try fleet.startWorkers(2, lease: 10, extra: ["--window", "\(size.window)"])
-            let id = try fleet.retract("spring-sale", app: "broadcast")
             var killedAt: Int?
-            let finished = try await fleet.waitUntilFinished(id, limit: .seconds(900)) { retraction, elapsed in
+            let run = try await fleet.retract("spring-sale", app: "broadcast", workers: 2, extra: ["--window", "\(size.window)"]) {
+                retraction, workers in
                 if killedAt == nil, retraction.counts.sent >= devices.count * 3 / 10 {
                     workers[0].kill()
                     killedAt = retraction.counts.sent
                 }
-                outcome.seconds = elapsed.inSeconds
             }
-            for worker in workers { await worker.stop() }
             if let killedAt {
                 outcome.notes.append("worker 1 killed at \(killedAt) of \(devices.count) sent")
             } else {
                 outcome.problems.append("the retraction finished before a worker could be killed")
             }
             let screen = await fleet.screen(of: "spring-sale", apnsDevices: devices)
-            outcome.check(finished, account: try fleet.account(id), screen: screen, maxDuplicates: lanes * pageSize)
+            outcome.check(run, account: try fleet.account(run.id), screen: screen, maxDuplicates: lanes * pageSize)
             return outcome
         }
     }
@@ -124,10 +122,8 @@ struct Scenario: Sendable {
         return try await Fleet.with(stage, name: "postgres-restart", faults: SimulatorFaults(latency: size.latency)) { fleet in
             try fleet.addApp("restart")
             try fleet.send("m", app: "restart", tokens: devices)
-            let workers = try fleet.startWorkers(1, lease: 10, extra: ["--window", "\(size.window)"])
-            let id = try fleet.retract("m", app: "restart")
             var restartedAt: Int?
-            let finished = try await fleet.waitUntilFinished(id, limit: .seconds(900)) { retraction, elapsed in
+            let run = try await fleet.retract("m", app: "restart", extra: ["--window", "\(size.window)"]) { retraction, _ in
                 if restartedAt == nil, retraction.counts.sent >= devices.count * 3 / 10 {
                     restartedAt = retraction.counts.sent
                     let started = ContinuousClock.now
@@ -137,12 +133,10 @@ struct Scenario: Sendable {
                             format: "PostgreSQL restarted at %d of %d sent, down %.1f s", retraction.counts.sent, devices.count,
                             (ContinuousClock.now - started).inSeconds))
                 }
-                outcome.seconds = elapsed.inSeconds
             }
-            for worker in workers { await worker.stop() }
             if restartedAt == nil { outcome.problems.append("the retraction finished before PostgreSQL could be restarted") }
             let screen = await fleet.screen(of: "m", apnsDevices: devices)
-            outcome.check(finished, account: try fleet.account(id), screen: screen, maxDuplicates: lanes * pageSize)
+            outcome.check(run, account: try fleet.account(run.id), screen: screen, maxDuplicates: lanes * pageSize)
             return outcome
         }
     }
@@ -156,13 +150,13 @@ struct Scenario: Sendable {
             try fleet.addApp("outage")
             try fleet.send("m", app: "outage", tokens: devices)
             // A retry budget far shorter than the outage: waiting for APNs must not spend it.
-            let workers = try fleet.startWorkers(1, lease: 10, extra: ["--window", "\(size.window)", "--retry-budget", "1"])
-            let id = try fleet.retract("m", app: "outage")
             var offlineSince: ContinuousClock.Instant?
             var backAt: ContinuousClock.Instant?
             var mostWaiting = 0
             var failedDuringOutage = 0
-            let finished = try await fleet.waitUntilFinished(id, limit: size.outageLength + .seconds(900)) { retraction, elapsed in
+            let run = try await fleet.retract(
+                "m", app: "outage", extra: ["--window", "\(size.window)", "--retry-budget", "1"], limit: size.outageLength + .seconds(900)
+            ) { retraction, _ in
                 if offlineSince == nil, retraction.counts.sent >= devices.count * 3 / 10 {
                     await fleet.apns.goOffline()
                     offlineSince = .now
@@ -177,9 +171,7 @@ struct Scenario: Sendable {
                         backAt = .now
                     }
                 }
-                outcome.seconds = elapsed.inSeconds
             }
-            for worker in workers { await worker.stop() }
             if let backAt {
                 outcome.notes.append(
                     String(
@@ -190,7 +182,7 @@ struct Scenario: Sendable {
                 outcome.problems.append("the retraction finished before APNs came back")
             }
             let screen = await fleet.screen(of: "m", apnsDevices: devices)
-            outcome.check(finished, account: try fleet.account(id), screen: screen, maxDuplicates: 2 * size.window + pageSize)
+            outcome.check(run, account: try fleet.account(run.id), screen: screen, maxDuplicates: 2 * size.window + pageSize)
             return outcome
         }
     }
@@ -206,16 +198,13 @@ struct Scenario: Sendable {
             // The originals, sent through the same faults, are retried until accepted.
             try fleet.send("m", app: "throttled", tokens: devices)
             let rejectedBefore = fleet.apns.statistics.rejected
-            let workers = try fleet.startWorkers(1, lease: 10, extra: ["--retry-base-delay", "20"])
-            let id = try fleet.retract("m", app: "throttled")
-            let finished = try await fleet.waitUntilFinished(id, limit: .seconds(900)) { _, elapsed in outcome.seconds = elapsed.inSeconds }
-            for worker in workers { await worker.stop() }
+            let run = try await fleet.retract("m", app: "throttled", extra: ["--retry-base-delay", "20"])
             let statistics = fleet.apns.statistics
             outcome.notes.append(
                 "\(statistics.rejected - rejectedBefore) answers 429 or 503 during the retraction; \(statistics.goAwaysSent) GOAWAYs in all"
             )
             let screen = await fleet.screen(of: "m", apnsDevices: devices)
-            outcome.check(finished, account: try fleet.account(id), screen: screen, maxDuplicates: devices.count / 100)
+            outcome.check(run, account: try fleet.account(run.id), screen: screen, maxDuplicates: devices.count / 100)
             return outcome
         }
     }
@@ -232,14 +221,11 @@ struct Scenario: Sendable {
             try fleet.send("m", app: "mixed", tokens: androids, via: .fcm)
             let foreign = androids[7]
             fleet.fcm?.script(Array(repeating: .senderIDMismatch, count: 5), for: PushService.fcm.text(of: foreign))
-            let workers = try fleet.startWorkers(1, lease: 10)
-            let id = try fleet.retract("m", app: "mixed")
-            let finished = try await fleet.waitUntilFinished(id, limit: .seconds(600)) { _, elapsed in outcome.seconds = elapsed.inSeconds }
-            for worker in workers { await worker.stop() }
-            let account = try fleet.account(id)
+            let run = try await fleet.retract("m", app: "mixed")
+            let account = try fleet.account(run.id)
             let screen = await fleet.screen(of: "m", apnsDevices: iPhones, fcmDevices: androids)
             // The foreign token's device is the one that fails, and the one left showing.
-            outcome.check(finished, account: account, screen: screen, expectFailed: 1...1, expectShowing: 1, maxDuplicates: 0)
+            outcome.check(run, account: account, screen: screen, expectFailed: 1...1, expectShowing: 1, maxDuplicates: 0)
             if screen.showing != [foreign] { outcome.problems.append("the devices still showing it are not the foreign token's") }
             if !account.failures.keys.allSatisfy({ $0.contains("SENDER_ID_MISMATCH") }) {
                 outcome.problems.append("failures \(account.failures) are not SENDER_ID_MISMATCH")
@@ -262,16 +248,17 @@ struct Scenario: Sendable {
             try fleet.send("old", app: "reinstall", tokens: devices)
             for token in uninstalled { fleet.apns.unregister(deviceToken: token.hex) }
             let workers = try fleet.startWorkers(1, lease: 10)
-            let first = try fleet.retract("old", app: "reinstall")
+            let first = try fleet.queueRetraction(of: "old", app: "reinstall")
             guard try await fleet.waitUntilFinished(first, limit: .seconds(600)) != nil else {
                 throw ChaosError("the first retraction did not finish")
             }
             // Half of them install the app again, with the same token, and everyone is sent a newer message.
             for token in reinstalled { fleet.apns.register(deviceToken: token.hex) }
             try fleet.send("new", app: "reinstall", tokens: devices)
-            let id = try fleet.retract("new", app: "reinstall")
-            let finished = try await fleet.waitUntilFinished(id, limit: .seconds(600)) { _, elapsed in outcome.seconds = elapsed.inSeconds }
-            let again = try fleet.retract("old", app: "reinstall")
+            let id = try fleet.queueRetraction(of: "new", app: "reinstall")
+            var seconds = 0.0
+            let finished = try await fleet.waitUntilFinished(id, limit: .seconds(600)) { _, elapsed in seconds = elapsed.inSeconds }
+            let again = try fleet.queueRetraction(of: "old", app: "reinstall")
             let secondOld = try await fleet.waitUntilFinished(again, limit: .seconds(600))
             for worker in workers { await worker.stop() }
             let account = try fleet.account(id)
@@ -279,7 +266,7 @@ struct Scenario: Sendable {
             // The devices whose app is gone show nothing on a real phone: what counts is the reachable ones.
             let reachable = devices.filter { !stillGone.contains($0) }
             let screen = await fleet.screen(of: "new", apnsDevices: reachable)
-            outcome.check(finished, account: account, screen: screen, maxDuplicates: 0)
+            outcome.check(Fleet.Run(id: id, retraction: finished, seconds: seconds), account: account, screen: screen, maxDuplicates: 0)
             if (account.sent, account.dead, account.skipped) != (reachable.count, stillGone.count, stillGone.count) {
                 outcome.problems.append(
                     "the newer retraction: sent \(account.sent), dead \(account.dead) (skipped \(account.skipped)); expected \(reachable.count), \(stillGone.count) (\(stillGone.count))"
@@ -317,14 +304,11 @@ struct Scenario: Sendable {
                 """)
             try await fleet.execute(
                 "CREATE TRIGGER refuse_dead_tokens BEFORE INSERT ON dead_tokens FOR EACH ROW EXECUTE FUNCTION refuse_dead_tokens()")
-            let workers = try fleet.startWorkers(1, lease: 3, extra: ["--item-attempts", "\(attempts)"])
-            let id = try fleet.retract("m", app: "poison")
-            let finished = try await fleet.waitUntilFinished(id, limit: .seconds(600)) { _, elapsed in outcome.seconds = elapsed.inSeconds }
-            for worker in workers { await worker.stop() }
-            let account = try fleet.account(id)
+            let run = try await fleet.retract("m", app: "poison", lease: 3, extra: ["--item-attempts", "\(attempts)"])
+            let account = try fleet.account(run.id)
             let screen = await fleet.screen(of: "m", apnsDevices: devices.filter { $0 != dead })
             // The poison page's devices are counted failed (they were sent at every attempt, so they show nothing).
-            outcome.check(finished, account: account, screen: screen, expectFailed: 1...pageSize, maxDuplicates: attempts * pageSize)
+            outcome.check(run, account: account, screen: screen, expectFailed: 1...pageSize, maxDuplicates: attempts * pageSize)
             if !account.failures.keys.allSatisfy({ $0.hasPrefix("given up after \(attempts) attempts: ") }) {
                 outcome.problems.append("failures \(account.failures) are not the given-up item's")
             }

@@ -8,6 +8,15 @@ import Testing
 
 @Suite("Connecting to APNs")
 struct ConnectionBackoffTests {
+    /// A client of one connection to `server`, which is no APNs.
+    static func client(for server: any Channel, requestTimeout: TimeAmount) throws -> APNsClient {
+        try APNsClient(
+            configuration: APNsClientConfiguration(
+                environment: .custom(host: "127.0.0.1", port: server.localAddress?.port ?? 0),
+                authentication: .token(key: APNsSigningKey(P256.Signing.PrivateKey()), keyID: Harness.keyID, teamID: Harness.teamID),
+                connectionCount: 1, requestTimeout: requestTimeout))
+    }
+
     /// A TCP server that closes every connection it accepts: TCP connects,
     /// TLS never completes. APNs treats rapid reconnecting as abuse, so a
     /// connect counts as working only once the server's SETTINGS arrive.
@@ -20,11 +29,7 @@ struct ConnectionBackoffTests {
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        let client = try APNsClient(
-            configuration: APNsClientConfiguration(
-                environment: .custom(host: "127.0.0.1", port: server.localAddress?.port ?? 0),
-                authentication: .token(key: APNsSigningKey(P256.Signing.PrivateKey()), keyID: Harness.keyID, teamID: Harness.teamID),
-                connectionCount: 1, requestTimeout: .seconds(5)))
+        let client = try Self.client(for: server, requestTimeout: .seconds(5))
         var failures: [APNsError] = []
         let stop = ContinuousClock.now + .milliseconds(2500)
         while ContinuousClock.now < stop {
@@ -61,11 +66,7 @@ struct ConnectionBackoffTests {
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
-        let client = try APNsClient(
-            configuration: APNsClientConfiguration(
-                environment: .custom(host: "127.0.0.1", port: server.localAddress?.port ?? 0),
-                authentication: .token(key: APNsSigningKey(P256.Signing.PrivateKey()), keyID: Harness.keyID, teamID: Harness.teamID),
-                connectionCount: 1, requestTimeout: .milliseconds(500)))
+        let client = try Self.client(for: server, requestTimeout: .milliseconds(500))
         let error = await #expect(throws: APNsError.self) { try await client.send(Harness.retraction(to: Harness.deviceToken(1))) }
         if case .connectFailed = error {
         } else {

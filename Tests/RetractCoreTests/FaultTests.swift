@@ -96,7 +96,7 @@ struct FaultTests {
                         "CREATE TRIGGER refuse_first_stop BEFORE UPDATE ON retractions FOR EACH ROW EXECUTE FUNCTION refuse_first_stop()",
                         on: engine.store)
 
-                    let status = try await EngineTests.retract(["r"], app: app, engine: engine)
+                    let status = try await Self.within(.seconds(60)) { try await EngineTests.retract(["r"], app: app, engine: engine) }
                     // The stop committed when the database was back, and the retraction says why it stopped.
                     // Until then the other lanes sent their pages whole: never `done` with devices left out.
                     #expect(status.retraction.state == .failed)
