@@ -179,16 +179,12 @@ public final class RetractionWorker: Sendable {
             let backoff = min(Duration.seconds(1 << min(max(item.claims - 1, 0), 10)), settings.lease)
             return (try? await store.release(item, .failed(failure.message, retryAfter: backoff))) ?? false
         }
-        // Past the lease, the claim has lapsed and another worker may hold the item.
-        let deadline = ContinuousClock.now + settings.lease
-        while ContinuousClock.now < deadline, !isDraining {
-            do {
-                return try await store.release(item, .interrupted(failure.message))
-            } catch {
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
-        return false
+        // Past the lease, the claim has lapsed and another worker may hold the item; a
+        // stopping worker tries once, so as not to hold up its shutdown.
+        return
+            (try? await store.waitingOutLostConnections(for: isDraining ? .zero : settings.lease) { () async throws(StoreError) in
+                try await store.release(item, .interrupted(failure.message))
+            }) ?? false
     }
 
     private struct LeaseLost: Error {}
@@ -259,8 +255,7 @@ public final class RetractionWorker: Sendable {
                     if case .unreachable = outcome { return true }
                     return false
                 } ?? page.devices.count
-            let waited = item.waitingSince.map { Duration.seconds(Date().timeIntervalSince($0)) } ?? .zero
-            let delay = EngineSettings.outageRetryDelay(afterWaiting: waited)
+            let delay = Self.outageRetryDelay(for: item)
             guard settled > 0 else {
                 try await store.release(item, .unreachable(reason, devices: page.devices.count, retryAfter: delay))
                 return
@@ -296,9 +291,7 @@ public final class RetractionWorker: Sendable {
             return
         }
         if sending.stopReason == nil, let reason = sending.unreachable {
-            let waited = item.waitingSince.map { Duration.seconds(Date().timeIntervalSince($0)) } ?? .zero
-            try await store.release(
-                item, .unreachable(reason, devices: 1, retryAfter: EngineSettings.outageRetryDelay(afterWaiting: waited)))
+            try await store.release(item, .unreachable(reason, devices: 1, retryAfter: Self.outageRetryDelay(for: item)))
             return
         }
         var tally = Tally(budget: settings.retryBudget)
@@ -327,16 +320,8 @@ public final class RetractionWorker: Sendable {
         let result = WorkResult(
             item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures,
             stopReason: stopReason, remainder: remainder)
-        let deadline = ContinuousClock.now + settings.lease
-        var finished: (held: Set<Int64>, completed: [UUID: Duration])
-        while true {
-            do {
-                finished = try await store.finishReporting([result])
-                break
-            } catch  where error.code == .connectionLost && ContinuousClock.now < deadline && !Task.isCancelled {
-                logger.warning("database connection lost while finishing a work item; trying again", metadata: ["item": "\(item.id)"])
-                try? await Task.sleep(for: .seconds(1))
-            }
+        let finished = try await store.waitingOutLostConnections(for: settings.lease) { () async throws(StoreError) in
+            try await store.finishReporting([result])
         }
         if let stopReason {
             // Not held: the claim lapsed, or a first try committed and its answer was lost. The ledger says which.
@@ -371,6 +356,12 @@ public final class RetractionWorker: Sendable {
             stopped.insert(job.retraction.id)
         }
         retractions.withLockedValue { $0[job.retraction.id] = nil }
+    }
+
+    /// When an item that could not reach its service is due again: after
+    /// half of its wait so far, from 1 to 15 s.
+    private static func outageRetryDelay(for item: ClaimedWorkItem) -> Duration {
+        EngineSettings.outageRetryDelay(afterWaiting: item.waitingSince.map { .seconds(Date().timeIntervalSince($0)) } ?? .zero)
     }
 
     private static func describe(_ duration: Duration) -> String {

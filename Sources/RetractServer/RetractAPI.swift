@@ -210,19 +210,14 @@ struct RetractAPI: Sendable {
     /// takes a claim over after a minute without news; the last was at most
     /// 20 s ago). Lost, a retry with the key does the work again.
     private func keepPartialWork(_ partial: [UInt8], key: String, apiKeyID: UUID, claim: UUID) async {
-        let deadline = ContinuousClock.now + Self.partialWorkPatience
-        while true {
-            do {
+        do {
+            try await store.waitingOutLostConnections(for: Self.partialWorkPatience) { () async throws(StoreError) in
                 try await store.keepPartialWork(key: key, apiKeyID: apiKeyID, claim: claim, partial: partial)
-                return
-            } catch  where ContinuousClock.now < deadline && !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-            } catch {
-                logger.error(
-                    "the work a request did before it failed could not be kept; a retry with its Idempotency-Key does it again",
-                    metadata: ["error": "\(error.message)"])
-                return
             }
+        } catch {
+            logger.error(
+                "the work a request did before it failed could not be kept; a retry with its Idempotency-Key does it again",
+                metadata: ["error": "\(error.message)"])
         }
     }
 

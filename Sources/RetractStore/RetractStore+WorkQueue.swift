@@ -337,7 +337,7 @@ extension RetractStore {
             INSERT INTO work_items (retraction_id, kind, after_token, through_token, run_after, last_error, waiting, waiting_since)
             VALUES (\(retractionID), 'page', \(after), \(through),
                     clock_timestamp() + \(max(remainder.delay.milliseconds, 0)) * interval '1 millisecond',
-                    \(remainder.reason), \(remainder.waiting), coalesce(\(remainder.waitingSince), now()))
+                    \(remainder.reason), \(remainder.waiting), now())
             """,
             logger: logger
         )

@@ -116,6 +116,25 @@ public final class RetractStore: Sendable {
         }
     }
 
+    /// Runs `operation`, and again every second while it fails because the
+    /// database cannot be reached (PostgreSQL restarting), for at most
+    /// `patience` or until the task is cancelled; then its last error. For
+    /// a write that must not be lost to a short outage (a finished page, a
+    /// released item, a partial send) and is safe to repeat.
+    package func waitingOutLostConnections<Result>(
+        for patience: Duration, _ operation: () async throws(StoreError) -> Result
+    ) async throws(StoreError) -> Result {
+        let deadline = ContinuousClock.now + patience
+        while true {
+            do {
+                return try await operation()
+            } catch  where error.code == .connectionLost && ContinuousClock.now < deadline && !Task.isCancelled {
+                logger.warning("database connection lost; trying again in a second", metadata: ["error": "\(error.message)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
     /// Whether the database answers: for readiness checks.
     public func ping() async throws(StoreError) {
         try await perform("checking the database", idempotent: true) {

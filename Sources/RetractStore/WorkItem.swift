@@ -74,19 +74,15 @@ public struct PageRemainder: Hashable, Sendable {
     /// Devices in it, all waiting for the service.
     public var waiting: Int
     public var delay: Duration
-    /// The service's connection error.
+    /// The service's connection error; the devices wait from now.
     public var reason: String
-    /// Since when the devices have been waiting, if they were already (the
-    /// page's own ``ClaimedWorkItem/waitingSince``); now otherwise.
-    public var waitingSince: Date?
 
-    public init(after: DeviceToken, through: DeviceToken?, waiting: Int, delay: Duration, reason: String, waitingSince: Date? = nil) {
+    public init(after: DeviceToken, through: DeviceToken?, waiting: Int, delay: Duration, reason: String) {
         self.after = after
         self.through = through
         self.waiting = waiting
         self.delay = delay
         self.reason = reason
-        self.waitingSince = waitingSince
     }
 }
 
