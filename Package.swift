@@ -14,9 +14,6 @@ let package = Package(
         .library(name: "APNsSimulator", targets: ["APNsSimulator"]),
         .library(name: "RetractFCM", targets: ["RetractFCM"]),
         .library(name: "FCMSimulator", targets: ["FCMSimulator"]),
-        .library(name: "RetractStore", targets: ["RetractStore"]),
-        .library(name: "RetractCore", targets: ["RetractCore"]),
-        .library(name: "RetractServer", targets: ["RetractServer"]),
         .executable(name: "retract", targets: ["retract"]),
         .executable(name: "retract-bench", targets: ["retract-bench"]),
         .executable(name: "retract-chaos", targets: ["retract-chaos"]),
@@ -43,10 +40,20 @@ let package = Package(
     targets: [
         // Foundation only: no package dependency may be added here.
         .target(name: "RetractKit"),
+        // What the APNs and FCM clients share: the neutral verdict on a push, JWS compact tokens. Foundation only.
+        .target(name: "RetractPush", dependencies: ["RetractKit"]),
+        // Certificates made in memory, for the simulators and the tests that trust them.
+        .target(
+            name: "SimulatorSupport",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "RetractAPNs",
             dependencies: [
                 "RetractKit",
+                "RetractPush",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -63,6 +70,7 @@ let package = Package(
             dependencies: [
                 "RetractAPNs",
                 "RetractKit",
+                "SimulatorSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -83,7 +91,7 @@ let package = Package(
             name: "RetractFCM",
             dependencies: [
                 "RetractKit",
-                "RetractAPNs",
+                "RetractPush",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -100,7 +108,7 @@ let package = Package(
             name: "FCMSimulator",
             dependencies: [
                 "RetractFCM",
-                "APNsSimulator",
+                "SimulatorSupport",
                 "RetractKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -135,6 +143,7 @@ let package = Package(
             dependencies: [
                 "RetractFCM",
                 "RetractKit",
+                "RetractPush",
                 "RetractAPNs",
                 "RetractStore",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -168,6 +177,7 @@ let package = Package(
         .executableTarget(
             name: "retract",
             dependencies: [
+                "SimulatorSupport",
                 "RetractFCM",
                 "FCMSimulator",
                 "RetractKit",
@@ -189,6 +199,7 @@ let package = Package(
         .executableTarget(
             name: "retract-bench",
             dependencies: [
+                "SimulatorSupport",
                 "RetractFCM",
                 "FCMSimulator",
                 "RetractKit",
@@ -206,6 +217,7 @@ let package = Package(
             // The fault suite (scripts/chaos): the `retract` binary against simulators and a PostgreSQL that misbehave.
             name: "retract-chaos",
             dependencies: [
+                "SimulatorSupport",
                 "FCMSimulator",
                 "RetractFCM",
                 "RetractKit",
@@ -223,6 +235,7 @@ let package = Package(
         .target(
             name: "RetractTestSupport",
             dependencies: [
+                "SimulatorSupport",
                 "RetractCore",
                 "RetractAPNs",
                 "FCMSimulator",
@@ -247,6 +260,8 @@ let package = Package(
             name: "RetractAPNsTests",
             dependencies: [
                 "RetractAPNs",
+                "RetractPush",
+                "SimulatorSupport",
                 "APNsSimulator",
                 "RetractKit",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
@@ -258,6 +273,7 @@ let package = Package(
         .testTarget(
             name: "RetractStoreTests",
             dependencies: [
+                "SimulatorSupport",
                 "RetractStore",
                 "RetractTestSupport",
                 "RetractKit",
@@ -269,6 +285,8 @@ let package = Package(
         .testTarget(
             name: "RetractCoreTests",
             dependencies: [
+                "SimulatorSupport",
+                "RetractPush",
                 "RetractFCM",
                 "FCMSimulator",
                 "RetractCore",
@@ -303,6 +321,7 @@ let package = Package(
         .testTarget(
             name: "RetractFCMTests",
             dependencies: [
+                "RetractPush",
                 "RetractFCM",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -315,7 +334,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APNsSimulatorTests",
-            dependencies: ["APNsSimulator", "RetractAPNs"]
+            dependencies: ["APNsSimulator", "RetractAPNs", "SimulatorSupport"]
         ),
         .testTarget(
             // Runs the built `retract` binary as a user would; depending on the

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -7,13 +8,14 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import SimulatorSupport
 
 /// A stand-in for APNs: an HTTP/2 server over TLS that validates requests and
 /// answers like APNs, keeps what each device would have received, and
-/// misbehaves on request (see ``SimulatorFaults``).
+/// misbehaves on request (see ``APNsSimulatorFaults``).
 ///
 /// ```swift
-/// let simulator = try await APNsSimulator.start(SimulatorConfiguration(tokenKeys: [key]))
+/// let simulator = try await APNsSimulator.start(APNsSimulatorConfiguration(tokenKeys: [key]))
 /// // point an APNsClient at .custom(host: "127.0.0.1", port: simulator.port),
 /// // trusting simulator.certificateAuthorityPEM
 /// let pushes = simulator.inbox(for: deviceToken)
@@ -61,7 +63,7 @@ public final class APNsSimulator: Sendable {
     }
 
     public static func start(
-        _ configuration: SimulatorConfiguration,
+        _ configuration: APNsSimulatorConfiguration,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> APNsSimulator {
         let (tls, authorityPEM) = try makeTLSContext(configuration)
@@ -120,14 +122,14 @@ public final class APNsSimulator: Sendable {
     }
 
     /// The pushes `deviceToken` (hex, either case) was sent and the simulator accepted, oldest first.
-    public func inbox(for deviceToken: String) -> [ReceivedPush] {
+    public func inbox(for deviceToken: String) -> [APNsReceivedPush] {
         inbox.pushes(for: deviceToken)
     }
 
     /// Every device's accepted pushes, by lowercase hex token.
-    public var inboxes: [String: [ReceivedPush]] { inbox.all }
+    public var inboxes: [String: [APNsReceivedPush]] { inbox.all }
 
-    public var statistics: SimulatorStatistics { inbox.statistics }
+    public var statistics: APNsSimulatorStatistics { inbox.statistics }
 
     /// From now on, pushes to `deviceToken` are answered `410 Unregistered`
     /// with `since` as the timestamp: the app was uninstalled.
@@ -193,7 +195,7 @@ public final class APNsSimulator: Sendable {
         return (connection, stream)
     }
 
-    private static func makeTLSContext(_ configuration: SimulatorConfiguration) throws -> (NIOSSLContext, String?) {
+    private static func makeTLSContext(_ configuration: APNsSimulatorConfiguration) throws -> (NIOSSLContext, String?) {
         var tls: TLSConfiguration
         var authorityPEM: String?
         switch configuration.tls {
@@ -235,5 +237,27 @@ final class OpenConnections: Sendable {
     func closeAll() async {
         let all = channels.withLockedValue { Array($0.values) }
         for channel in all { try? await channel.close() }
+    }
+}
+
+extension APNsSimulator {
+    /// Starts a simulator over TLS that takes provider tokens signed with a
+    /// new P-256 key, written into `folder` as Apple issues it
+    /// (`AuthKey_<keyID>.p8`) beside the simulator's certificate authority
+    /// (`simulator-ca.pem`): what the demo, the tests and the fault suite start.
+    ///
+    /// - Parameter configuration: anything else; its TLS and token keys are set here.
+    /// - Returns: the simulator and the key file's path.
+    public static func start(
+        withNewKeyIn folder: URL, keyID: String, teamID: String,
+        configuration: APNsSimulatorConfiguration = APNsSimulatorConfiguration()
+    ) async throws -> (simulator: APNsSimulator, keyPath: String) {
+        let key = P256.Signing.PrivateKey()
+        let keyPath = folder.appendingPathComponent("AuthKey_\(keyID).p8").path
+        try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyPath))
+        var configuration = configuration
+        configuration.tls = .selfSigned(writingTo: folder)
+        configuration.tokenKeys.append(APNsSimulatorTokenKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey))
+        return (try await start(configuration), keyPath)
     }
 }

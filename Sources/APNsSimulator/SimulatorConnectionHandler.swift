@@ -5,6 +5,7 @@ import NIOHTTP2
 import NIOSSL
 import NIOTLS
 import RetractAPNs
+import SimulatorSupport
 
 /// Answers the streams of one client connection like APNs, on raw frames.
 final class SimulatorConnectionHandler: ChannelInboundHandler {
@@ -110,7 +111,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         switch verdict {
         case .accept(let token, let apnsID):
             if let bearer = push.headers.first(name: "authorization") { inbox.tokenAccepted(bearer) }
-            inbox.accepted(ReceivedPush(push, apnsID: apnsID, at: at), token: token)
+            inbox.accepted(APNsReceivedPush(push, apnsID: apnsID, at: at), token: token)
         case .reject(_, let reason, _, _):
             inbox.rejected(reason.rawValue)
         }
@@ -173,7 +174,7 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
     }
 }
 
-extension ReceivedPush {
+extension APNsReceivedPush {
     init(_ push: IncomingPush, apnsID: UUID, at date: Date) {
         var headers: [String: String] = [:]
         for (name, value, _) in push.headers where name != "authorization" { headers[name] = value }

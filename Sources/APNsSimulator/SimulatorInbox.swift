@@ -1,33 +1,9 @@
 import Foundation
 import NIOConcurrencyHelpers
-
-/// A push the simulator accepted, as the device would get it.
-public struct ReceivedPush: Sendable, Hashable, Codable {
-    public var apnsID: UUID
-    /// The request's headers, pseudo-headers included; the authorization
-    /// header is left out.
-    public var headers: [String: String]
-    public var body: Data
-    public var receivedAt: Date
-
-    public init(apnsID: UUID, headers: [String: String], body: Data, receivedAt: Date) {
-        self.apnsID = apnsID
-        self.headers = headers
-        self.body = body
-        self.receivedAt = receivedAt
-    }
-
-    /// The body as the `userInfo` dictionary iOS would hand the app.
-    public var userInfo: [AnyHashable: Any] {
-        (try? JSONSerialization.jsonObject(with: body)) as? [AnyHashable: Any] ?? [:]
-    }
-
-    public var pushType: String? { headers["apns-push-type"] }
-    public var collapseID: String? { headers["apns-collapse-id"] }
-}
+import SimulatorSupport
 
 /// What the simulator has seen, across connections.
-public struct SimulatorStatistics: Sendable, Hashable, Codable {
+public struct APNsSimulatorStatistics: Sendable, Hashable, Codable {
     public var accepted = 0
     public var rejected = 0
     public var rejectedByReason: [String: Int] = [:]
@@ -42,8 +18,8 @@ public struct SimulatorStatistics: Sendable, Hashable, Codable {
 /// The per-device record of accepted pushes, and the counters.
 final class SimulatorInbox: Sendable {
     private struct State {
-        var pushes: [String: [ReceivedPush]] = [:]
-        var statistics = SimulatorStatistics()
+        var pushes: [String: [APNsReceivedPush]] = [:]
+        var statistics = APNsSimulatorStatistics()
         var providerTokens = Set<String>()
         var attempts: [String: UInt64] = [:]
     }
@@ -55,7 +31,7 @@ final class SimulatorInbox: Sendable {
         self.recordsPushes = recordsPushes
     }
 
-    func accepted(_ push: ReceivedPush, token: String) {
+    func accepted(_ push: APNsReceivedPush, token: String) {
         state.withLockedValue { state in
             state.statistics.accepted += 1
             if recordsPushes { state.pushes[token, default: []].append(push) }
@@ -96,15 +72,15 @@ final class SimulatorInbox: Sendable {
         }
     }
 
-    func pushes(for token: String) -> [ReceivedPush] {
+    func pushes(for token: String) -> [APNsReceivedPush] {
         state.withLockedValue { $0.pushes[token.lowercased()] ?? [] }
     }
 
-    var all: [String: [ReceivedPush]] {
+    var all: [String: [APNsReceivedPush]] {
         state.withLockedValue { $0.pushes }
     }
 
-    var statistics: SimulatorStatistics {
+    var statistics: APNsSimulatorStatistics {
         state.withLockedValue { $0.statistics }
     }
 

@@ -29,9 +29,9 @@ struct ConnectionAuthentication {
 
 /// APNs's checks, in APNs's order, as pure logic over one request.
 struct SimulatorRules {
-    var tokenKeys: [String: SimulatorTokenKey]
+    var tokenKeys: [String: APNsSimulatorTokenKey]
     var topics: Set<String>?
-    var faults: SimulatorFaults
+    var faults: APNsSimulatorFaults
     /// Tokens unregistered while the simulator runs (an app uninstalled), shared by every connection.
     var unregisteredLater: UnregisteredTokens
 
@@ -39,7 +39,7 @@ struct SimulatorRules {
     static let minimumTokenInterval: TimeInterval = 20 * 60
     static let validPushTypes = Set(APNsPushType.allCases.map(\.rawValue))
 
-    init(configuration: SimulatorConfiguration, unregisteredLater: UnregisteredTokens = UnregisteredTokens()) {
+    init(configuration: APNsSimulatorConfiguration, unregisteredLater: UnregisteredTokens = UnregisteredTokens()) {
         tokenKeys = Dictionary(configuration.tokenKeys.map { ($0.keyID, $0) }, uniquingKeysWith: { _, last in last })
         topics = configuration.topics
         faults = configuration.faults

@@ -1,4 +1,3 @@
-import APNsSimulator
 import Foundation
 import Hummingbird
 import HummingbirdHTTP2
@@ -7,6 +6,7 @@ import NIOCore
 import NIOSSL
 import RetractFCM
 import ServiceLifecycle
+import SimulatorSupport
 import _CryptoExtras
 
 /// A stand-in for FCM HTTP v1 and Google's token endpoint, over HTTP/2 and

@@ -1,6 +1,6 @@
-import APNsSimulator
 import Foundation
 import RetractFCM
+import SimulatorSupport
 import _CryptoExtras
 
 /// What an ``FCMSimulator`` accepts and how it answers.
@@ -93,9 +93,9 @@ public struct FCMReceivedMessage: Sendable, Hashable {
         ((try? JSONSerialization.jsonObject(with: userInfoJSON)) as? [String: Any]) ?? [:]
     }
 
-    /// The push as APNs hands it to the iPhone, for ``SimulatedDevice/replay(_:)``.
-    public var asAPNsPush: ReceivedPush {
-        ReceivedPush(apnsID: UUID(), headers: apnsHeaders, body: userInfoJSON, receivedAt: receivedAt)
+    /// The push as APNs hands it to the iPhone, for ``APNsSimulatedDevice/replay(_:)``.
+    public var asAPNsPush: APNsReceivedPush {
+        APNsReceivedPush(apnsID: UUID(), headers: apnsHeaders, body: userInfoJSON, receivedAt: receivedAt)
     }
 }
 

@@ -12,7 +12,7 @@ import NIOSSL
 /// each server's concurrent-stream limit, and share one provider token.
 /// A request a connection did not process (GOAWAY, refused stream) moves to
 /// another connection by itself; one that may have reached APNs fails with a
-/// retryable error (see ``APNsDisposition``).
+/// retryable error (see ``PushVerdict``).
 public final class APNsClient: Sendable {
     public let configuration: APNsClientConfiguration
     private let pool: APNsConnectionPool
@@ -53,7 +53,7 @@ public final class APNsClient: Sendable {
     /// Sends one push and waits for APNs's answer.
     ///
     /// After `403 ExpiredProviderToken` it makes a new provider token and sends
-    /// once more, as ``APNsDisposition/refreshAuthenticationAndRetry`` asks.
+    /// once more; refused again, the verdict is a refusal of the credentials.
     public func send(_ request: APNsRequest) async throws(APNsError) -> APNsResponse {
         do {
             try request.validate()

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import RetractKit
+import RetractPush
 
 /// The provider authentication token APNs expects: an ES256 JWT with the key
 /// id in its header and the team id and issue time in its claims.
@@ -9,9 +10,7 @@ public enum APNsJWT {
     public static func make(key: APNsSigningKey, keyID: String, teamID: String, issuedAt: Date) throws -> String {
         let header = #"{"alg":"ES256","kid":\#(JSONText.quoted(keyID))}"#
         let claims = #"{"iss":\#(JSONText.quoted(teamID)),"iat":\#(Int64(issuedAt.timeIntervalSince1970))}"#
-        let signingInput = base64URL(Data(header.utf8)) + "." + base64URL(Data(claims.utf8))
-        let signature = try key.privateKey.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + base64URL(signature.rawRepresentation)
+        return try CompactJWS.sign(header: header, claims: claims) { try key.privateKey.signature(for: $0).rawRepresentation }
     }
 
     /// What a token says, once its signature has been checked.
@@ -40,10 +39,7 @@ public enum APNsJWT {
         _ token: Substring,
         publicKey: (String) -> P256.Signing.PublicKey?
     ) throws(VerificationError) -> Claims {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = data(base64URL: parts[0]), let claimsData = data(base64URL: parts[1]),
-            let signatureData = data(base64URL: parts[2])
-        else { throw .malformed }
+        guard let parts = CompactJWS.parse(token) else { throw .malformed }
         struct Header: Decodable {
             var alg: String
             var kid: String
@@ -52,28 +48,14 @@ public enum APNsJWT {
             var iss: String
             var iat: Int64
         }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerData),
-            let body = try? JSONDecoder().decode(Body.self, from: claimsData)
+        guard let header = try? JSONDecoder().decode(Header.self, from: parts.header),
+            let body = try? JSONDecoder().decode(Body.self, from: parts.claims)
         else { throw .malformed }
         guard header.alg == "ES256" else { throw .unsupportedAlgorithm }
         guard let key = publicKey(header.kid) else { throw .unknownKey(header.kid) }
-        let signingInput = Data(token[..<parts[1].endIndex].utf8)
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureData),
-            key.isValidSignature(signature, for: signingInput)
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
+            key.isValidSignature(signature, for: parts.signingInput)
         else { throw .badSignature }
         return Claims(keyID: header.kid, teamID: body.iss, issuedAt: Date(timeIntervalSince1970: TimeInterval(body.iat)))
-    }
-
-    package static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    package static func data(base64URL text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }

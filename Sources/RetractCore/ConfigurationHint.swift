@@ -1,7 +1,7 @@
 /// What it says about an app's own settings when most of its devices fail
 /// the same way: one token refused is about that device; most of them
 /// refused is about the app. Shown with a retraction's account and a send's.
-public enum ConfigurationHint {
+package enum ConfigurationHint {
     /// Failure reasons that, for most devices, point at the app's settings.
     static let signs: [(reason: String, hint: String)] = [
         (
@@ -25,7 +25,7 @@ public enum ConfigurationHint {
     /// - Parameters:
     ///   - failures: devices failed, by reason (APNs's reason, or FCM's code within its text).
     ///   - attempted: devices whose push got an answer (sent, dead or failed).
-    public static func hints(failures: [String: Int], attempted: Int) -> [String] {
+    package static func hints(failures: [String: Int], attempted: Int) -> [String] {
         guard attempted > 0 else { return [] }
         return signs.compactMap { sign in
             let count = failures.filter { $0.key.contains(sign.reason) }.values.reduce(0, +)

@@ -1,37 +1,39 @@
 /// How hard and in what steps the engine works.
-public struct EngineSettings: Sendable, Hashable {
+package struct EngineSettings: Sendable, Hashable {
     /// Pushes in flight at once in one process, across everything it sends.
     /// The default is 200 streams on each of the default two HTTP/2
     /// connections; APNs often grants 1,000 per connection, and a lower
     /// limit only makes the rest wait in the client.
-    public var window: Int
+    package var window: Int
     /// Devices read from the ledger per work item. A worker killed mid-item
     /// makes its successor send that item's devices again, so at most
     /// `lanes × pageSize` devices get a duplicate push after a crash.
-    public var pageSize: Int
+    package var pageSize: Int
     /// Work items one process works on at once.
-    public var lanes: Int
+    package var lanes: Int
     /// How long a claimed item stays this worker's without news; kept alive
     /// while the worker is busy with it, so it only lapses when the worker dies.
-    public var lease: Duration
+    package var lease: Duration
     /// How long a worker with nothing due waits before looking again.
-    public var idlePoll: Duration
+    package var idlePoll: Duration
     /// Devices recorded per statement when sending originals or recording.
-    public var recordBatch: Int
+    package var recordBatch: Int
     /// How long a device answered with retryable errors (429, 5xx, a lost
     /// connection) is tried again, from its first such answer; then it is
     /// failed. Time a service could not be reached at all does not count.
-    public var retryBudget: Duration
+    package var retryBudget: Duration
     /// Claims of one work item before it is given up, its devices counted
     /// failed: an item that crashes its worker or whose result the database
     /// refuses every time must not be sent again forever. A claim cut short by
     /// a lost database connection or a stopping worker does not count.
-    public var itemAttempts: Int
+    package var itemAttempts: Int
     /// How long devices wait, without a break, for a service that cannot be
     /// reached before they are failed.
-    public var outageLimit: Duration
+    package var outageLimit: Duration
+    /// How long a push answered with a retryable error waits before it is sent again.
+    package var retryPolicy: RetryPolicy
 
-    public init(
+    package init(
         window: Int = 400,
         pageSize: Int = 500,
         lanes: Int = 4,
@@ -40,7 +42,8 @@ public struct EngineSettings: Sendable, Hashable {
         recordBatch: Int = 1000,
         retryBudget: Duration = .seconds(30 * 60),
         itemAttempts: Int = 8,
-        outageLimit: Duration = .seconds(24 * 60 * 60)
+        outageLimit: Duration = .seconds(24 * 60 * 60),
+        retryPolicy: RetryPolicy = RetryPolicy()
     ) {
         self.window = window
         self.pageSize = pageSize
@@ -51,18 +54,19 @@ public struct EngineSettings: Sendable, Hashable {
         self.retryBudget = retryBudget
         self.itemAttempts = itemAttempts
         self.outageLimit = outageLimit
+        self.retryPolicy = retryPolicy
     }
 
     /// How long work that could not reach its service waits before the next
     /// try, after waiting `waited` so far: 1 s at first, half the wait so far
     /// later, at most 15 s, so a long outage costs few tries and the work
     /// goes on soon after the service is back.
-    public static func outageRetryDelay(afterWaiting waited: Duration) -> Duration {
+    package static func outageRetryDelay(afterWaiting waited: Duration) -> Duration {
         min(max(waited / 2, .seconds(1)), .seconds(15))
     }
 
     /// The first setting that cannot work, naming it, or nil.
-    public var problem: String? {
+    package var problem: String? {
         if window < 1 || window > 100_000 { return "window \(window): 1 to 100000 pushes in flight" }
         if pageSize < 1 || pageSize > 10_000 { return "page size \(pageSize): 1 to 10000 devices" }
         if lanes < 1 || lanes > 64 { return "lanes \(lanes): 1 to 64" }

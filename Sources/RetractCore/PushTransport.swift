@@ -1,10 +1,11 @@
 import Foundation
 import NIOCore
 import RetractKit
+import RetractPush
 
 /// One push to one device, as the engine hands it to a transport.
-public struct OutgoingPush: Sendable, Hashable {
-    public enum Kind: Sendable, Hashable {
+package struct OutgoingPush: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// A silent removal push: background, priority 5.
         case retraction
         /// A notification sent through Retract. `collapseID` becomes the
@@ -12,12 +13,12 @@ public struct OutgoingPush: Sendable, Hashable {
         case original(visible: Bool, collapseID: String?)
     }
 
-    public var token: DeviceToken
+    package var token: DeviceToken
     /// Shared, not copied, by every push with the same body.
-    public var body: ByteBuffer
-    public var kind: Kind
+    package var body: ByteBuffer
+    package var kind: Kind
 
-    public init(token: DeviceToken, body: ByteBuffer, kind: Kind) {
+    package init(token: DeviceToken, body: ByteBuffer, kind: Kind) {
         self.token = token
         self.body = body
         self.kind = kind
@@ -25,7 +26,7 @@ public struct OutgoingPush: Sendable, Hashable {
 }
 
 /// What became of one push, in the terms the engine acts on.
-public enum PushOutcome: Sendable, Hashable {
+package enum PushOutcome: Sendable, Hashable {
     /// The push service took it.
     case accepted
     /// The token is dead: mark it so, and skip it for what was sent to it
@@ -44,10 +45,15 @@ public enum PushOutcome: Sendable, Hashable {
     case failed(reason: String)
 }
 
-/// Sends pushes for one app: APNs today, FCM later.
-public protocol PushTransport: Sendable {
-    /// Sends `push`; `attempt` is 1 for the first try, and sets the backoff
-    /// of a retryable answer.
-    func send(_ push: OutgoingPush, attempt: Int) async -> PushOutcome
+/// Sends one app's pushes through one service (``APNsTransport``,
+/// ``FCMTransport``): validates them as the service would, and classifies
+/// each answer into a ``PushVerdict``; what to do with it is the engine's
+/// one ``RetryPolicy``.
+package protocol PushTransport: Sendable {
+    /// The largest retraction body, in bytes, this service carries.
+    var bodyLimit: Int { get }
+    /// What the service would refuse about a push of `body` and `kind`, or nil.
+    func problem(with body: ByteBuffer, kind: OutgoingPush.Kind) -> String?
+    func send(_ push: OutgoingPush) async -> PushVerdict
     func shutdown() async
 }

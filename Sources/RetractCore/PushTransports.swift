@@ -10,9 +10,13 @@ import RetractKit
 import RetractStore
 
 /// Where the engine gets a transport for an app and a push service.
-public protocol TransportProvider: Sendable {
+package protocol TransportProvider: Sendable {
     /// The app's transport for `service`, made on first use and kept.
     func transport(for app: App, via service: PushService) throws(RetractError) -> any PushTransport
+    /// Reads the key, certificate and service account `registration` names
+    /// as sending will, so a file that cannot be used is refused before the
+    /// app is registered.
+    func checkCredentials(_ registration: AppRegistration) throws(RetractError)
     /// Reads every app's credential files again at the next use (`retract serve` on SIGHUP).
     func reloadCredentials()
     func shutdown() async
@@ -21,7 +25,7 @@ public protocol TransportProvider: Sendable {
 extension TransportProvider {
     /// Makes the app's transport for each service it has credentials for, so
     /// a credential file that cannot be used is reported before anything is written.
-    public func checkTransports(for app: App) throws(RetractError) {
+    package func checkTransports(for app: App) throws(RetractError) {
         for service in app.services { _ = try transport(for: app, via: service) }
     }
 }
@@ -34,7 +38,7 @@ extension TransportProvider {
 /// (and at once after ``reloadCredentials()``) the files are read again, and
 /// when their contents changed, a new transport replaces the old one. The
 /// old one finishes what it has in flight and is closed two minutes later.
-public final class PushTransports: TransportProvider {
+package final class PushTransports: TransportProvider {
     private let settings: APNsSettings
     private let fcmSettings: FCMSettings
     private let eventLoopGroup: any EventLoopGroup
@@ -65,7 +69,7 @@ public final class PushTransports: TransportProvider {
     /// How long a replaced transport is left to finish its pushes in flight.
     static let retiredGrace: Duration = .seconds(120)
 
-    public init(
+    package init(
         settings: APNsSettings = APNsSettings(),
         fcm fcmSettings: FCMSettings = FCMSettings(),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -79,7 +83,7 @@ public final class PushTransports: TransportProvider {
         self.credentialCheckInterval = credentialCheckInterval
     }
 
-    public func transport(for app: App, via service: PushService) throws(RetractError) -> any PushTransport {
+    package func transport(for app: App, via service: PushService) throws(RetractError) -> any PushTransport {
         // Made under the lock: two lanes starting on one app share one client.
         let made: Result<any PushTransport, RetractError> = state.withLockedValue { state in
             let key = Key(app: app.id, service: service)
@@ -123,14 +127,14 @@ public final class PushTransports: TransportProvider {
         return try made.get()
     }
 
-    public func reloadCredentials() {
+    package func reloadCredentials() {
         state.withLockedValue { state in
             for key in state.entries.keys { state.entries[key]?.checkedAt = .now - credentialCheckInterval }
         }
         logger.notice("credential files will be read again before the next push")
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         let (all, closing) = state.withLockedValue { state in
             closeRetired(olderThan: .zero, in: &state)
             defer { state = State() }
@@ -150,6 +154,21 @@ public final class PushTransports: TransportProvider {
         state.closing.append(Task { for retired in due { await retired.transport.shutdown() } })
     }
 
+    package func checkCredentials(_ registration: AppRegistration) throws(RetractError) {
+        if registration.authentication != .fcmOnly {
+            try Self.checkCredentials(registration.authentication, app: registration.name, passphrase: settings.certificatePassphrase)
+        }
+        if let path = registration.fcmServiceAccountPath {
+            do {
+                _ = try Self.fcmServiceAccount(path: path, app: registration.name)
+            } catch {
+                var error = error
+                error.field = "fcmServiceAccountPath"
+                throw error
+            }
+        }
+    }
+
     private func makeAPNsTransport(_ app: App) throws(RetractError) -> APNsTransport {
         let configuration = APNsClientConfiguration(
             environment: try Self.environment(of: app),
@@ -160,7 +179,7 @@ public final class PushTransports: TransportProvider {
         )
         do {
             let client = try APNsClient(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger)
-            return APNsTransport(client: client, topic: app.topic, policy: settings.retryPolicy)
+            return APNsTransport(client: client, topic: app.topic)
         } catch {
             throw RetractError(.credentials, "app \(app.name): \(error)", paths: app.credentialPaths)
         }
@@ -171,7 +190,7 @@ public final class PushTransports: TransportProvider {
         do {
             let client = try FCMClient(
                 account: account, configuration: fcmSettings.clientConfiguration, eventLoopGroup: eventLoopGroup, logger: logger)
-            return FCMTransport(client: client, policy: fcmSettings.retryPolicy)
+            return FCMTransport(client: client)
         } catch {
             throw RetractError(.credentials, "app \(app.name): \(error)", paths: app.credentialPaths)
         }
@@ -180,7 +199,7 @@ public final class PushTransports: TransportProvider {
     /// Reads the service-account file the app names.
     ///
     /// - Throws: ``RetractError/Code/credentials`` when the app has none or it cannot be used.
-    public static func fcmServiceAccount(of app: App) throws(RetractError) -> FCMServiceAccount {
+    package static func fcmServiceAccount(of app: App) throws(RetractError) -> FCMServiceAccount {
         guard let path = app.fcmServiceAccountPath else {
             throw RetractError(.credentials, App.missingCredentials(for: .fcm, app: app.name))
         }
@@ -188,7 +207,7 @@ public final class PushTransports: TransportProvider {
     }
 
     /// Reads the service-account file at `path`.
-    public static func fcmServiceAccount(path: String, app: String) throws(RetractError) -> FCMServiceAccount {
+    package static func fcmServiceAccount(path: String, app: String) throws(RetractError) -> FCMServiceAccount {
         do {
             return try FCMServiceAccount(contentsOfFile: path)
         } catch {
@@ -207,21 +226,29 @@ public final class PushTransports: TransportProvider {
     /// Reads the key or certificate `authentication` points at, and for a
     /// certificate sets up TLS with it, as sending will: a file that cannot
     /// be used is found before anything is written.
-    public static func checkCredentials(_ authentication: App.Authentication, app: String, passphrase: String?) throws(RetractError) {
-        let credentials = try Self.authentication(authentication, app: app, passphrase: passphrase)
+    private static func checkCredentials(_ authentication: App.Authentication, app: String, passphrase: String?) throws(RetractError) {
+        let field = if case .certificate = authentication { "certificatePath" } else { "keyPath" }
+        let credentials: APNsAuthentication
+        do {
+            credentials = try Self.authentication(authentication, app: app, passphrase: passphrase)
+        } catch {
+            var error = error
+            error.field = field
+            throw error
+        }
         guard case .certificate = credentials else { return }
         // Making a client builds its TLS context; it connects only when it sends.
         do {
             _ = try APNsClient(configuration: APNsClientConfiguration(environment: .sandbox, authentication: credentials))
         } catch {
-            throw RetractError(.credentials, "app \(app): \(error)")
+            throw RetractError(.credentials, "app \(app): \(error)", field: field)
         }
     }
 
     /// Reads the key or certificate `authentication` points at.
     ///
     /// - Throws: ``RetractError/Code/credentials``, naming the file and what is wrong with it.
-    public static func authentication(
+    package static func authentication(
         _ authentication: App.Authentication, app: String, passphrase: String?
     ) throws(RetractError) -> APNsAuthentication {
         switch authentication {

@@ -1,11 +1,10 @@
 import Foundation
 import NIOCore
-import RetractFCM
 import RetractKit
 import RetractStore
 
 /// What `apns-collapse-id` an original gets.
-public enum CollapseIDChoice: Sendable, Hashable {
+package enum CollapseIDChoice: Sendable, Hashable {
     /// The reference: on the device, the notification's identifier is then the
     /// reference, and a retraction finds it even without custom data.
     case reference
@@ -14,7 +13,7 @@ public enum CollapseIDChoice: Sendable, Hashable {
 
     /// What makes `id` unfit for `apns-collapse-id`, or nil: APNs takes 1 to
     /// 64 bytes, and an HTTP header no control characters.
-    public static func problem(with id: String) -> String? {
+    package static func problem(with id: String) -> String? {
         if id.isEmpty || id.utf8.count > 64 { return "\(id.utf8.count) bytes; APNs takes 1 to 64" }
         if id.containsControlCharacters { return "control characters cannot go in an HTTP header" }
         return nil
@@ -22,54 +21,54 @@ public enum CollapseIDChoice: Sendable, Hashable {
 }
 
 /// What sending an original to a list of devices came to.
-public struct SendReport: Sendable, Hashable {
+package struct SendReport: Sendable, Hashable {
     /// The service the notification went through.
-    public var service: PushService = .apns
+    package var service: PushService = .apns
     /// Devices APNs accepted the notification for.
-    public var accepted = 0
+    package var accepted = 0
     /// Deliveries written to the ledger that were not there before.
-    public var recorded = 0
+    package var recorded = 0
     /// Tokens the service said are dead, now marked so in the ledger.
-    public var dead: [DeadToken] = []
+    package var dead: [DeadToken] = []
     /// Devices not reached, by reason.
-    public var failures: [String: Int] = [:]
+    package var failures: [String: Int] = [:]
     /// Set when the push service refused the app's credentials and sending stopped; the
     /// devices not tried are counted under this reason in ``failures``.
-    public var stoppedBecause: String?
+    package var stoppedBecause: String?
 
-    public var failed: Int { failures.values.reduce(0, +) }
+    package var failed: Int { failures.values.reduce(0, +) }
 
     /// What the failures suggest about the app's own settings, if anything.
-    public var hints: [String] { ConfigurationHint.hints(failures: failures, attempted: accepted + dead.count + failed) }
+    package var hints: [String] { ConfigurationHint.hints(failures: failures, attempted: accepted + dead.count + failed) }
 }
 
 /// How far a send got before it stopped on an error: what it had sent, so
 /// that sending again sends only the rest (see
 /// ``RetractEngine/send(app:reference:tokens:payload:collapseID:via:resuming:)``).
-public struct SendProgress: Sendable, Hashable {
+package struct SendProgress: Sendable, Hashable {
     /// The account of the devices sent to so far.
-    public var report: SendReport
+    package var report: SendReport
     /// The devices sent to (or given up on) so far.
-    public var handled: Set<DeviceToken>
+    package var handled: Set<DeviceToken>
 
-    public init(report: SendReport, handled: Set<DeviceToken>) {
+    package init(report: SendReport, handled: Set<DeviceToken>) {
         self.report = report
         self.handled = handled
     }
 }
 
 /// A ``SendReport`` as `retract send --json` and `POST /v1/notifications` print it.
-public struct SendAccount: Encodable, Sendable {
-    public var accepted: Int
-    public var recorded: Int
+package struct SendAccount: Encodable, Sendable {
+    package var accepted: Int
+    package var recorded: Int
     /// The tokens found dead: hex for APNs, registration tokens for FCM.
-    public var dead: [String]
-    public var failed: Int
-    public var failures: [String: Int]
-    public var stoppedBecause: String?
-    public var hints: [String]?
+    package var dead: [String]
+    package var failed: Int
+    package var failures: [String: Int]
+    package var stoppedBecause: String?
+    package var hints: [String]?
 
-    public init(_ report: SendReport) {
+    package init(_ report: SendReport) {
         accepted = report.accepted
         recorded = report.recorded
         dead = report.dead.map { report.service.text(of: $0.token) }
@@ -84,7 +83,7 @@ extension RetractEngine {
     /// Sends `payload` (a JSON object with `aps`) to `tokens` through `service`
     /// with `reference` written into its custom data, recording the deliveries
     /// in the ledger. Through FCM, the custom data travels in `data` as a
-    /// JSON string (see ``FCMMessage``).
+    /// JSON string (see docs/payload.md).
     ///
     /// Devices go in batches of ``EngineSettings/recordBatch``. A batch is
     /// recorded *before* it is sent, so a process killed while sending leaves
@@ -100,7 +99,7 @@ extension RetractEngine {
     ///   again, and the report adds up both calls.
     /// - Throws: ``RetractError``; once anything was sent, it carries the
     ///   ``RetractError/partialSend`` to resume from.
-    public func send(
+    package func send(
         app: App,
         reference: ReferenceID,
         tokens: [DeviceToken],
@@ -109,13 +108,12 @@ extension RetractEngine {
         via service: PushService = .apns,
         resuming: SendProgress? = nil
     ) async throws(RetractError) -> SendReport {
-        if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "reference \"\(reference)\": \(problem)") }
-        guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token") }
+        guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token", field: "tokens") }
         let built: Data
         do {
             built = try PayloadBuilder(dialect: app.dialect).originalPayload(payload, reference: reference)
         } catch {
-            throw RetractError(.invalidInput, "payload: \(error)")
+            throw RetractError(.invalidInput, "payload: \(error)", field: "payload")
         }
         let visible = try Self.isVisible(built)
         let body = ByteBuffer(bytes: built)
@@ -126,18 +124,16 @@ extension RetractEngine {
         case .none: collapse = nil
         }
         if let collapse, let problem = CollapseIDChoice.problem(with: collapse) {
-            throw RetractError(.invalidInput, "collapse id \"\(collapse.prefix(80).debugDescription.dropFirst().dropLast())\": \(problem)")
+            throw RetractError(
+                .invalidInput, "collapse id \"\(collapse.prefix(80).debugDescription.dropFirst().dropLast())\": \(problem)",
+                field: "collapseID")
         }
-        if service == .fcm {
-            // What FCM would refuse (a reserved data key, a payload too large once written out) is refused before anything is recorded.
-            do {
-                _ = try FCMMessage(body: built, kind: visible ? .alert : .background, collapseID: collapse)
-            } catch {
-                throw RetractError(.invalidInput, "payload: \(error.message)")
-            }
-        }
-        let transport = try transports.transport(for: app, via: service)
+        let transport = try sender.transport(for: app, via: service)
         let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)
+        // What the service would refuse is refused before anything is recorded.
+        if let problem = transport.problem(with: body, kind: kind) {
+            throw RetractError(.invalidInput, "payload: \(problem)", field: "payload")
+        }
 
         var progress = resuming ?? SendProgress(report: SendReport(service: service), handled: [])
         // Tokens found dead by the call that stopped may not have been marked yet.
@@ -160,7 +156,7 @@ extension RetractEngine {
             let outcomes = await sendWithRetries(batch.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
             var dead: [DeadToken] = []
             for (token, outcome) in zip(batch, outcomes) {
-                metrics.count(1, .original, outcome: outcome)
+                sender.metrics.count(1, .original, outcome: outcome)
                 switch outcome {
                 case .accepted: progress.report.accepted += 1
                 case .tokenDead(let since, let reason): dead.append(DeadToken(token: token, since: since, reason: reason))
@@ -210,9 +206,9 @@ extension RetractEngine {
                     var attempt = 1
                     var failingSince: ContinuousClock.Instant?
                     while true {
-                        await self.window.acquire()
-                        let outcome = await transport.send(push, attempt: attempt)
-                        self.window.release()
+                        await self.sender.window.acquire()
+                        let outcome = await self.sender.send(push, via: transport, attempt: attempt)
+                        self.sender.window.release()
                         let delay: Duration
                         switch outcome {
                         case .retry(let after, _): delay = after
@@ -252,12 +248,13 @@ extension RetractEngine {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let aps = object["aps"] as? [String: Any]
         else {
-            throw RetractError(.invalidInput, "payload: it needs an \"aps\" object")
+            throw RetractError(.invalidInput, "payload: it needs an \"aps\" object", field: "payload")
         }
         if ["alert", "sound", "badge"].contains(where: { aps[$0] != nil }) { return true }
         guard (aps["content-available"] as? NSNumber)?.intValue == 1 else {
             throw RetractError(
-                .invalidInput, "payload: \"aps\" has neither alert, sound, badge nor content-available: 1; APNs would show nothing")
+                .invalidInput, "payload: \"aps\" has neither alert, sound, badge nor content-available: 1; APNs would show nothing",
+                field: "payload")
         }
         return false
     }
@@ -283,7 +280,7 @@ extension SendProgress: Codable {
         var handled: [String]
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let stored = try Stored(from: decoder)
         func token(_ text: String) throws -> DeviceToken {
             guard let token = stored.service.token(text) else {
@@ -305,7 +302,7 @@ extension SendProgress: Codable {
         self.init(report: report, handled: Set(try stored.handled.map(token)))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         let service = report.service
         try Stored(
             service: service, accepted: report.accepted, recorded: report.recorded,

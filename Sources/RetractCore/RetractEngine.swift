@@ -6,17 +6,17 @@ import RetractStore
 
 /// Retract's service logic: record deliveries, send originals, start
 /// retractions and report on them. ``RetractionWorker`` does the fan-out.
-public final class RetractEngine: Sendable {
-    public let store: RetractStore
-    public let transports: any TransportProvider
-    public let settings: EngineSettings
-    let window: PushWindow
+package final class RetractEngine: Sendable {
+    package let store: RetractStore
+    package let transports: any TransportProvider
+    package let settings: EngineSettings
+    /// What the engine and its workers send through.
+    let sender: PushSender
     let logger: Logger
-    let metrics: EngineMetrics
 
     /// - Parameter metricsFactory: where push outcomes and retraction
     ///   durations are counted (`retract serve` gives its Prometheus registry's).
-    public init(
+    package init(
         store: RetractStore,
         transports: any TransportProvider,
         settings: EngineSettings = EngineSettings(),
@@ -28,13 +28,14 @@ public final class RetractEngine: Sendable {
         self.transports = transports
         self.settings = settings
         self.logger = logger
-        metrics = EngineMetrics(factory: metricsFactory)
-        window = PushWindow(size: settings.window)
+        sender = PushSender(
+            transports: transports, window: PushWindow(size: settings.window), policy: settings.retryPolicy,
+            metrics: EngineMetrics(factory: metricsFactory))
     }
 
     /// The app named `name`, or ``RetractError/Code/unknownApp``.
-    public func app(named name: String) async throws(RetractError) -> App {
-        guard let app = try await RetractError.store({ () async throws(StoreError) in try await store.app(named: name) }) else {
+    package func app(named name: String) async throws(RetractError) -> App {
+        guard let app = try await app(findingNamed: name) else {
             let known = (try? await store.apps().map(\.name).sorted()) ?? []
             let hint = known.isEmpty ? "no app is registered yet (retract apps add)" : "known apps: \(known.joined(separator: ", "))"
             throw RetractError(.unknownApp, "no app named \"\(name)\"; \(hint)")
@@ -42,23 +43,87 @@ public final class RetractEngine: Sendable {
         return app
     }
 
+    /// The app with id `id`, if there is one.
+    package func app(id: Int64) async throws(RetractError) -> App? {
+        try await RetractError.store { () async throws(StoreError) in try await store.app(id: id) }
+    }
+
+    /// The app named `name`, if there is one (the store keeps apps read by name).
+    package func app(findingNamed name: String) async throws(RetractError) -> App? {
+        try await RetractError.store { () async throws(StoreError) in try await store.app(named: name) }
+    }
+
+    /// Makes the app's transport for each service it has credentials for, so
+    /// a credential file that cannot be used is reported before anything is written.
+    package func checkCredentials(of app: App) throws(RetractError) {
+        try transports.checkTransports(for: app)
+    }
+
+    /// Registers an app after reading its key, certificate and service
+    /// account as the sender will, so a file that cannot be used is refused now.
+    ///
+    /// - Throws: ``RetractError/Code/invalidInput`` naming the field,
+    ///   ``RetractError/Code/credentials``, ``RetractError/Code/appExists``.
+    package func registerApp(_ registration: AppRegistration, actor: String) async throws(RetractError) -> App {
+        if let problem = registration.problem { throw RetractError(problem) }
+        try transports.checkCredentials(registration)
+        do {
+            let app = try await store.registerApp(registration, actor: actor)
+            logger.info("app registered", metadata: ["app": "\(app.name)", "id": "\(app.id)", "actor": "\(actor)"])
+            return app
+        } catch  where error.code == .uniqueViolation {
+            throw RetractError(.appExists, "an app named \"\(registration.name)\" is registered already", field: "name")
+        } catch {
+            throw RetractError(error)
+        }
+    }
+
     // MARK: - Recording
+
+    /// Deliveries of one reference to some devices of one app, checked and
+    /// ready to be written (see ``recording(app:reference:tokens:sentAt:via:now:)``).
+    package struct Recording: Sendable {
+        fileprivate var deliveries: [Delivery]
+    }
+
+    /// Checks that `app` can reach devices through `service` (a delivery the
+    /// app could not retract is refused now, not when a retraction fails on
+    /// it) and that `sentAt` is within what the ledger keeps.
+    ///
+    /// - Throws: ``RetractError`` naming the field at fault: `transport`, `sentAt`.
+    package func recording(
+        app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date, via service: PushService, now: Date = Date()
+    ) throws(RetractError) -> Recording {
+        if let problem = app.problem(reaching: service) { throw RetractError(.credentials, problem, field: "transport") }
+        if sentAt < store.retention.oldestKept(now: now) {
+            throw RetractError(
+                .invalidInput, "sentAt: older than the \(store.retention.days)-day retention; it would be dropped at once", field: "sentAt")
+        }
+        if sentAt > now.addingTimeInterval(Retention.furthestAhead) {
+            throw RetractError(.invalidInput, "sentAt: more than a day in the future", field: "sentAt")
+        }
+        return Recording(
+            deliveries: tokens.map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service) })
+    }
+
+    /// Writes recordings in one statement: all or none.
+    ///
+    /// - Returns: how many deliveries were new.
+    package func record(_ recordings: [Recording], now: Date = Date()) async throws(RetractError) -> Int {
+        try await RetractError.store { () async throws(StoreError) in try await store.record(recordings.flatMap(\.deliveries), now: now) }
+    }
 
     /// Records that `reference` reached `tokens` through `service`, in batches.
     ///
     /// - Returns: how many deliveries were new.
-    public func record(
+    package func record(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns
     ) async throws(RetractError) -> Int {
-        // Devices the app could not reach are refused now, not when a retraction fails on them.
-        if let problem = app.problem(reaching: service) { throw RetractError(.credentials, problem) }
         var recorded = 0
         // A failure part-way leaves the earlier batches recorded; recording them again changes nothing.
         for start in stride(from: 0, to: tokens.count, by: Self.recordStatement) {
-            let batch = tokens[start..<min(start + Self.recordStatement, tokens.count)].map {
-                Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service)
-            }
-            recorded += try await RetractError.store { () async throws(StoreError) in try await store.record(batch) }
+            let batch = Array(tokens[start..<min(start + Self.recordStatement, tokens.count)])
+            recorded += try await record([recording(app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service)])
         }
         return recorded
     }
@@ -73,7 +138,7 @@ public final class RetractEngine: Sendable {
     /// - Parameter requireRecorded: when true, references of which no
     ///   delivery was ever recorded are ``RetractError/Code/unknownReference``
     ///   (all of them unknown) rather than a retraction of no devices.
-    public func startRetraction(
+    package func startRetraction(
         app: App,
         references: [ReferenceID],
         requestedBy: String,
@@ -84,12 +149,7 @@ public final class RetractEngine: Sendable {
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
         let request = RetractionRequest(
             appID: app.id, references: references, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey)
-        guard !references.isEmpty else { throw RetractError(.invalidInput, "references: at least one reference") }
-        for (index, reference) in references.enumerated() {
-            if let problem = Delivery.problem(with: reference) {
-                throw RetractError(.invalidInput, "references[\(index)] \"\(reference.rawValue.prefix(80))\": \(problem)")
-            }
-        }
+        guard !references.isEmpty else { throw RetractError(.invalidInput, "references: at least one reference", field: "references") }
         var unknown: [ReferenceID] = []
         if requireRecorded {
             let recorded = try await RetractError.store { () async throws(StoreError) in
@@ -112,7 +172,7 @@ public final class RetractEngine: Sendable {
     }
 
     /// A retraction and why its failed devices failed.
-    public func status(of id: UUID) async throws(RetractError) -> RetractionStatus {
+    package func status(of id: UUID) async throws(RetractError) -> RetractionStatus {
         let retraction = try await RetractError.store { () async throws(StoreError) in try await store.retraction(id: id) }
         guard let retraction else { throw RetractError(.unknownRetraction, "no retraction \(id.uuidString.lowercased())") }
         let failures = try await RetractError.store { () async throws(StoreError) in try await store.retractionFailures(id: id) }
@@ -120,21 +180,35 @@ public final class RetractEngine: Sendable {
     }
 }
 
-/// A retraction with the reasons its failed devices failed.
-public struct RetractionStatus: Sendable, Hashable {
-    public var retraction: Retraction
-    /// Devices given up on, by reason.
-    public var failures: [String: Int]
+extension RetractEngine {
+    // MARK: - The device feed
 
-    public init(retraction: Retraction, failures: [String: Int]) {
+    /// What was retracted for one device of `app` after `cursor`, oldest
+    /// first: for the app to catch up at launch on pushes iOS held back.
+    package func deviceFeed(
+        token: DeviceToken, app: App, after cursor: DeviceFeedCursor = .start, limit: Int
+    ) async throws(RetractError) -> (retractions: [DeviceRetraction], cursor: DeviceFeedCursor, hasMore: Bool) {
+        try await RetractError.store { () async throws(StoreError) in
+            try await store.retractions(forDevice: token, appID: app.id, after: cursor, limit: limit)
+        }
+    }
+}
+
+/// A retraction with the reasons its failed devices failed.
+package struct RetractionStatus: Sendable, Hashable {
+    package var retraction: Retraction
+    /// Devices given up on, by reason.
+    package var failures: [String: Int]
+
+    package init(retraction: Retraction, failures: [String: Int]) {
         self.retraction = retraction
         self.failures = failures
     }
 
-    public var isFinished: Bool { retraction.state == .done || retraction.state == .failed }
+    package var isFinished: Bool { retraction.state == .done || retraction.state == .failed }
 
     /// What the failures suggest about the app's own settings, if anything.
-    public var hints: [String] {
+    package var hints: [String] {
         let counts = retraction.counts
         return ConfigurationHint.hints(failures: failures, attempted: counts.sent + counts.dead - counts.skipped + counts.failed)
     }

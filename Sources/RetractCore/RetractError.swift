@@ -3,8 +3,8 @@ import RetractStore
 
 /// Why an operation of the engine could not be done, with a message that
 /// names the problem.
-public struct RetractError: Error, CustomStringConvertible, Sendable {
-    public enum Code: String, Sendable {
+package struct RetractError: Error, CustomStringConvertible, Sendable {
+    package enum Code: String, Sendable {
         /// An argument, a file or a payload is not acceptable.
         case invalidInput
         /// No app has that name.
@@ -15,44 +15,55 @@ public struct RetractError: Error, CustomStringConvertible, Sendable {
         case unknownRetraction
         /// No active API key has that id.
         case unknownKey
+        /// An app of that name is registered already.
+        case appExists
         /// The app's APNs key or certificate is missing or unreadable.
         case credentials
         /// The database refused or failed; ``storeError`` says how.
         case store
     }
 
-    public var code: Code
-    public var message: String
+    package var code: Code
+    package var message: String
+    /// The input at fault, when one is: `reference`, `tokens`, `payload`,
+    /// `keyPath`; the API answers with it, the CLI names its flag.
+    package var field: String?
     /// The store's error, when the database is the cause.
-    public var storeError: StoreError?
+    package var storeError: StoreError?
     /// Files on the server that ``message`` names: an operator's business,
     /// left out of ``publicMessage``.
-    public var paths: [String] = []
+    package var paths: [String] = []
     /// When a send stopped on this error after sending to some devices: what
     /// it sent, to resume from rather than send again.
-    public var partialSend: SendProgress?
+    package var partialSend: SendProgress?
 
-    public init(_ code: Code, _ message: String, paths: [String] = []) {
+    package init(_ code: Code, _ message: String, field: String? = nil, paths: [String] = []) {
         self.code = code
         self.message = message
+        self.field = field
         self.paths = paths
+    }
+
+    /// An input that is not acceptable, naming its field.
+    package init(_ problem: FieldProblem) {
+        self.init(.invalidInput, problem.description, field: problem.field)
     }
 
     /// ``message`` without the server's file paths: what an API caller who
     /// is not an administrator may read.
-    public var publicMessage: String {
+    package var publicMessage: String {
         paths.filter { !$0.isEmpty }.sorted { $0.count > $1.count }.reduce(message) { text, path in
             text.replacingOccurrences(of: " \(path)", with: "").replacingOccurrences(of: path, with: "(a file on the server)")
         }
     }
 
-    public init(_ error: StoreError) {
+    package init(_ error: StoreError) {
         code = .store
         message = error.message
         storeError = error
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension RetractError {
@@ -60,6 +71,16 @@ extension RetractError {
     func stoppingSend(_ progress: SendProgress) -> RetractError {
         var error = self
         if !progress.handled.isEmpty { error.partialSend = progress }
+        return error
+    }
+
+    /// This error with its field inside `prefix` (`[2].`), for an input
+    /// that came as one of a list.
+    package func within(_ prefix: String) -> RetractError {
+        guard let field, !prefix.isEmpty else { return self }
+        var error = self
+        error.field = prefix + field
+        if message.hasPrefix("\(field):") { error.message = prefix + message }
         return error
     }
 
@@ -75,7 +96,7 @@ extension RetractError {
 
 extension Duration {
     /// The duration in seconds, for rates and messages.
-    public var inSeconds: Double {
+    package var inSeconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import RetractFCM
 import RetractKit
 import RetractStore
 
@@ -14,10 +13,13 @@ import RetractStore
 /// Any number of workers, in any number of processes, can share the queue.
 /// One that dies leaves its items claimed until their lease ends; another
 /// worker then sends them again, so every device gets its push at least once.
-public final class RetractionWorker: Sendable {
-    private let engine: RetractEngine
+package final class RetractionWorker: Sendable {
+    private let store: RetractStore
+    private let settings: EngineSettings
+    private let logger: Logger
+    private let sender: PushSender
     /// Names this worker's claims in the queue, for operators.
-    public let name: String
+    package let name: String
     private let retractions = NIOLockedValueBox<[UUID: Job]>([:])
     /// Retractions stopped by this worker, known from a committed finish:
     /// lanes still sending for them stop and give their items back.
@@ -31,25 +33,24 @@ public final class RetractionWorker: Sendable {
         var app: App
     }
 
-    public init(engine: RetractEngine, name: String = RetractionWorker.defaultName) {
-        self.engine = engine
+    package init(engine: RetractEngine, name: String = RetractionWorker.defaultName) {
+        store = engine.store
+        settings = engine.settings
+        logger = engine.logger
+        sender = engine.sender
         self.name = name
     }
 
     /// `host:pid`, unique among running processes.
-    public static var defaultName: String {
+    package static var defaultName: String {
         "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
     }
-
-    private var store: RetractStore { engine.store }
-    private var settings: EngineSettings { engine.settings }
-    private var logger: Logger { engine.logger }
 
     /// Works on the whole queue until ``stopClaiming()`` has been called and
     /// the items in hand are finished, or until the task is cancelled; items
     /// in hand then go back to the queue for another worker. Database errors
     /// are logged and waited out.
-    public func run() async {
+    package func run() async {
         await withTaskGroup(of: Void.self) { lanes in
             for _ in 0..<settings.lanes {
                 lanes.addTask {
@@ -71,7 +72,7 @@ public final class RetractionWorker: Sendable {
     ///
     /// - Throws: the first database error; the retraction stays queued for
     ///   this or another worker to finish.
-    public func finish(_ ids: [UUID]) async throws(RetractError) {
+    package func finish(_ ids: [UUID]) async throws(RetractError) {
         do {
             try await withThrowingTaskGroup(of: Void.self) { lanes in
                 for _ in 0..<settings.lanes {
@@ -90,7 +91,7 @@ public final class RetractionWorker: Sendable {
 
     /// Lets the lanes finish the items they hold, and claim no more: the
     /// first step of a graceful stop.
-    public func stopClaiming() {
+    package func stopClaiming() {
         let first = draining.withLockedValue { draining in
             defer { draining = true }
             return !draining
@@ -265,9 +266,10 @@ public final class RetractionWorker: Sendable {
                 after: page.devices[settled - 1].token, through: end, waiting: page.devices.count - settled, delay: delay, reason: reason)
         }
         var tally = Tally(budget: settings.retryBudget)
+        let now = Date()
         for (device, outcome) in zip(page.devices.prefix(settled), sending.outcomes) {
             guard let outcome else { continue }
-            tally.add(outcome, for: device, attempt: 1, isRetry: false, failingSince: nil)
+            tally.add(outcome, for: device, attempt: 1, isRetry: false, failingSince: nil, now: now)
         }
         let skipped = remainder.map { remainder in page.skipped.filter { $0 <= remainder.after }.count } ?? page.deadSkipped
         tally.counts.dead += skipped
@@ -297,10 +299,11 @@ public final class RetractionWorker: Sendable {
         var tally = Tally(budget: settings.retryBudget)
         if let outcome = sending.outcomes.first ?? nil {
             // The time it waited for a service that could not be reached does not count against its budget.
+            let now = Date()
             let failingSince = item.firstFailedAt.map { first in
-                item.waitingSince.map { first.addingTimeInterval(Date().timeIntervalSince($0)) } ?? first
+                item.waitingSince.map { first.addingTimeInterval(now.timeIntervalSince($0)) } ?? first
             }
-            tally.add(outcome, for: device, attempt: item.attempts, isRetry: true, failingSince: failingSince)
+            tally.add(outcome, for: device, attempt: item.attempts, isRetry: true, failingSince: failingSince, now: now)
         }
         try await finish(item, tally: tally, stopReason: sending.stopReason, remainder: nil, job: job)
     }
@@ -328,7 +331,7 @@ public final class RetractionWorker: Sendable {
             let failed = try? await store.retraction(id: item.retractionID).map { $0.state == .failed }
             if finished.held.contains(item.id) || failed == true { stop(job, because: stopReason) }
         }
-        for duration in finished.completed.values { engine.metrics.retractionCompleted(after: duration) }
+        for duration in finished.completed.values { sender.metrics.retractionCompleted(after: duration) }
     }
 
     private func job(for id: UUID) async throws(StoreError) -> Job? {
@@ -364,7 +367,7 @@ public final class RetractionWorker: Sendable {
         EngineSettings.outageRetryDelay(afterWaiting: item.waitingSince.map { .seconds(Date().timeIntervalSince($0)) } ?? .zero)
     }
 
-    private static func describe(_ duration: Duration) -> String {
+    static func describe(_ duration: Duration) -> String {
         if duration < .seconds(1) { return "\(Int((duration.inSeconds * 1000).rounded())) ms" }
         let seconds = Int(duration.inSeconds)
         if seconds % 3600 == 0 { return "\(seconds / 3600) h" }
@@ -373,58 +376,6 @@ public final class RetractionWorker: Sendable {
     }
 
     // MARK: - Sending
-
-    /// What sending to some devices came to, as the ledger takes it.
-    private struct Tally {
-        /// How long a device is retried after its first retryable answer.
-        let budget: Duration
-        var counts = RetractionCounts()
-        var retries: [PushRetry] = []
-        var dead: [DeadToken] = []
-        var failures: [String: Int] = [:]
-
-        init(budget: Duration) {
-            self.budget = budget
-        }
-
-        /// - Parameters:
-        ///   - isRetry: the device was a queued retry, counted in `retrying` until now.
-        ///   - failingSince: when the device was first answered with a retryable error, if it was.
-        mutating func add(_ outcome: PushOutcome, for device: DeviceReferences, attempt: Int, isRetry: Bool, failingSince: Date?) {
-            let settled = isRetry ? -1 : 0
-            switch outcome {
-            case .accepted:
-                counts.sent += 1
-                counts.retrying += settled
-            case .tokenDead(let since, let reason):
-                counts.dead += 1
-                counts.retrying += settled
-                dead.append(DeadToken(token: device.token, since: since, reason: reason))
-            case .retry(let delay, let reason):
-                let now = Date()
-                let since = failingSince ?? now
-                guard now.timeIntervalSince(since) < budget.inSeconds else {
-                    fail(
-                        device, reason: "no success within the \(RetractionWorker.describe(budget)) retry budget: \(reason)",
-                        isRetry: isRetry)
-                    return
-                }
-                retries.append(PushRetry(device: device, delay: delay, attempts: attempt, lastError: reason, failingSince: since))
-                counts.retrying += isRetry ? 0 : 1
-            case .failed(let reason):
-                fail(device, reason: reason, isRetry: isRetry)
-            case .unreachable, .authenticationFailed:
-                // Never tallied: the item waits for the service, or the retraction stops.
-                break
-            }
-        }
-
-        private mutating func fail(_ device: DeviceReferences, reason: String, isRetry: Bool) {
-            counts.failed += 1
-            counts.retrying += isRetry ? -1 : 0
-            failures[reason, default: 0] += 1
-        }
-    }
 
     /// What sending a list of devices came to.
     private struct Sending {
@@ -449,7 +400,7 @@ public final class RetractionWorker: Sendable {
         var transports: [PushService: any PushTransport] = [:]
         for service in Set(devices.map(\.transport)) {
             do {
-                transports[service] = try engine.transports.transport(for: job.app, via: service)
+                transports[service] = try sender.transport(for: job.app, via: service)
             } catch {
                 sending.stopReason = error.publicMessage
                 return sending
@@ -457,7 +408,8 @@ public final class RetractionWorker: Sendable {
         }
         var bodies = BodyCache(builder: PayloadBuilder(dialect: job.app.dialect))
         let halted = NIOLockedValueBox(false)
-        let window = engine.window
+        let sender = sender
+        let window = sender.window
         let stopped = stopped
         let retractionID = job.retraction.id
         await withTaskGroup(of: (Int, PushOutcome).self) { group in
@@ -465,7 +417,7 @@ public final class RetractionWorker: Sendable {
                 if Task.isCancelled { break }
                 let pushes: [OutgoingPush]
                 do {
-                    pushes = try bodies.bodies(for: device.references, via: device.transport).map {
+                    pushes = try bodies.bodies(for: device.references, limit: transports[device.transport]!.bodyLimit).map {
                         OutgoingPush(token: device.token, body: $0, kind: .retraction)
                     }
                 } catch {
@@ -488,7 +440,7 @@ public final class RetractionWorker: Sendable {
                     var outcome = PushOutcome.accepted
                     // A device whose references need more than one body gets each; all must be accepted.
                     for push in pushes {
-                        outcome = await transport.send(push, attempt: attempt)
+                        outcome = await sender.send(push, via: transport, attempt: attempt)
                         guard case .accepted = outcome else { break }
                     }
                     switch outcome {
@@ -501,7 +453,7 @@ public final class RetractionWorker: Sendable {
             }
             for await (index, outcome) in group {
                 sending.outcomes[index] = outcome
-                engine.metrics.count(1, .retraction, outcome: outcome)
+                sender.metrics.count(1, .retraction, outcome: outcome)
                 switch outcome {
                 case .authenticationFailed(let reason):
                     sending.stopReason =
@@ -515,32 +467,5 @@ public final class RetractionWorker: Sendable {
             }
         }
         return sending
-    }
-}
-
-/// Retraction bodies by reference list: the devices of a broadcast mostly
-/// share one list, so most pushes reuse one body.
-private struct BodyCache {
-    let builder: PayloadBuilder
-    private var cache: [Key: [ByteBuffer]] = [:]
-
-    init(builder: PayloadBuilder) {
-        self.builder = builder
-    }
-
-    /// The bodies for `service`: FCM writes the custom data out as a JSON
-    /// string, longer than the object, so its bodies are packed smaller.
-    mutating func bodies(for references: [ReferenceID], via service: PushService) throws -> [ByteBuffer] {
-        let key = Key(references: references, service: service)
-        if let cached = cache[key] { return cached }
-        let limit = service == .fcm ? FCMMessage.bodyLimit : PayloadBuilder.maximumBodySize
-        let made = try builder.retractionBodies(for: references, limit: limit).map { ByteBuffer(bytes: $0) }
-        if cache.count < 1024 { cache[key] = made }
-        return made
-    }
-
-    private struct Key: Hashable {
-        var references: [ReferenceID]
-        var service: PushService
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import RetractAPNs
 import RetractKit
+import RetractPush
 import _CryptoExtras
 
 /// The JWT a service account signs (RS256) and trades at the token endpoint
@@ -43,9 +43,9 @@ public enum FCMAssertion {
         let claims =
             #"{"iss":\#(JSONText.quoted(account.clientEmail)),"scope":\#(JSONText.quoted(scope)),"#
             + #""aud":\#(JSONText.quoted(account.tokenURI)),"iat":\#(iat),"exp":\#(iat + Int64(lifetime))}"#
-        let signingInput = APNsJWT.base64URL(Data(header.utf8)) + "." + APNsJWT.base64URL(Data(claims.utf8))
-        let signature = try account.privateKey.signature(for: Data(signingInput.utf8), padding: .insecurePKCS1v1_5)
-        return signingInput + "." + APNsJWT.base64URL(signature.rawRepresentation)
+        return try CompactJWS.sign(header: header, claims: claims) {
+            try account.privateKey.signature(for: $0, padding: .insecurePKCS1v1_5).rawRepresentation
+        }
     }
 
     /// Why an assertion was refused.
@@ -63,10 +63,7 @@ public enum FCMAssertion {
         _ assertion: Substring,
         publicKey: (String) -> _RSA.Signing.PublicKey?
     ) throws(VerificationError) -> Claims {
-        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = APNsJWT.data(base64URL: parts[0]),
-            let claimsData = APNsJWT.data(base64URL: parts[1]), let signatureData = APNsJWT.data(base64URL: parts[2])
-        else { throw .malformed }
+        guard let parts = CompactJWS.parse(assertion) else { throw .malformed }
         struct Header: Decodable {
             var alg: String
             var kid: String?
@@ -78,15 +75,14 @@ public enum FCMAssertion {
             var iat: Int64
             var exp: Int64
         }
-        guard let header = try? JSONDecoder().decode(Header.self, from: headerData),
-            let body = try? JSONDecoder().decode(Body.self, from: claimsData)
+        guard let header = try? JSONDecoder().decode(Header.self, from: parts.header),
+            let body = try? JSONDecoder().decode(Body.self, from: parts.claims)
         else { throw .malformed }
         guard header.alg == "RS256" else { throw .unsupportedAlgorithm(header.alg) }
         guard let key = publicKey(body.iss) else { throw .unknownIssuer(body.iss) }
-        let signingInput = Data(assertion[..<parts[1].endIndex].utf8)
         guard
             key.isValidSignature(
-                _RSA.Signing.RSASignature(rawRepresentation: signatureData), for: signingInput, padding: .insecurePKCS1v1_5)
+                _RSA.Signing.RSASignature(rawRepresentation: parts.signature), for: parts.signingInput, padding: .insecurePKCS1v1_5)
         else { throw .badSignature }
         return Claims(
             issuer: body.iss, scope: body.scope, audience: body.aud, issuedAt: Date(timeIntervalSince1970: TimeInterval(body.iat)),

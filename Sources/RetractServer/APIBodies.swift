@@ -112,57 +112,6 @@ struct RetractionCreatedView: Encodable {
     var dryRun: Bool
 }
 
-struct RetractionView: Encodable {
-    var id: String
-    var app: String
-    var references: [String]
-    var reason: String?
-    var dryRun: Bool
-    var requestedBy: String
-    var state: String
-    var failure: String?
-    var total: Int
-    var sent: Int
-    var failed: Int
-    var unregistered: Int
-    /// Of `unregistered`, devices skipped because their token was known dead.
-    var skipped: Int
-    var pending: Int
-    /// Of `pending`, devices waiting for their push service to come back, and why.
-    var waiting: Int
-    var waitingReason: String?
-    var failures: [String: Int]
-    var hints: [String]?
-    var createdAt: Date
-    var startedAt: Date?
-    var finishedAt: Date?
-
-    init(_ status: RetractionStatus, app: String) {
-        let retraction = status.retraction
-        id = retraction.id.uuidString.lowercased()
-        self.app = app
-        references = retraction.references.map(\.rawValue)
-        reason = retraction.reason
-        dryRun = retraction.dryRun
-        requestedBy = retraction.requestedBy
-        state = retraction.state.rawValue
-        failure = retraction.failure
-        total = retraction.counts.total
-        sent = retraction.counts.sent
-        failed = retraction.counts.failed
-        unregistered = retraction.counts.dead
-        skipped = retraction.counts.skipped
-        pending = retraction.counts.pending
-        waiting = retraction.counts.waiting
-        waitingReason = retraction.waitingReason
-        failures = status.failures
-        hints = status.hints.isEmpty ? nil : status.hints
-        createdAt = retraction.createdAt
-        startedAt = retraction.startedAt
-        finishedAt = retraction.finishedAt
-    }
-}
-
 struct DeviceFeedView: Encodable {
     struct Entry: Encodable {
         var id: String
@@ -182,9 +131,11 @@ struct StatusView: Encodable {
 /// Field checks shared by the endpoints; each names the field it refuses.
 enum Validate {
     static func reference(_ text: String, field: String) throws(APIProblem) -> ReferenceID {
-        let reference = ReferenceID(text)
-        if let problem = Delivery.problem(with: reference) { throw APIProblem.invalid(field, problem) }
-        return reference
+        do {
+            return try ReferenceID(validating: text, field: field)
+        } catch {
+            throw APIProblem.invalid(field, error.message)
+        }
     }
 
     static func tokens(_ texts: [String], field: String, limit: Int, service: PushService = .apns) throws(APIProblem) -> [DeviceToken] {

@@ -3,11 +3,11 @@ import NIOConcurrencyHelpers
 
 /// The request context of the API: Hummingbird's, and notes the handlers
 /// leave for the request middleware's log line (which key asked).
-public struct APIContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct APIContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     let notes = RequestNotes()
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
     }
 }

@@ -5,30 +5,31 @@ import Hummingbird
 /// An answer that is not a success, as `application/problem+json` (RFC 9457)
 /// with a stable `type` a caller can switch on, and the offending field when
 /// one field is at fault.
-public struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
+package struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
     /// The stable part of `type`: `https://retract.dev/problems/<kind>`.
-    public struct Kind: Hashable, Sendable {
-        public let slug: String
-        public let status: HTTPResponse.Status
-        public let title: String
+    package struct Kind: Hashable, Sendable {
+        package let slug: String
+        package let status: HTTPResponse.Status
+        package let title: String
 
-        public static let invalidJSON = Kind("invalid-json", .badRequest, "The body is not the JSON this endpoint takes")
-        public static let unauthorized = Kind("unauthorized", .unauthorized, "No valid API key")
-        public static let forbidden = Kind("forbidden", .forbidden, "The API key lacks the scope this needs")
-        public static let notFound = Kind("not-found", .notFound, "Not found")
-        public static let methodNotAllowed = Kind("method-not-allowed", .methodNotAllowed, "Method not allowed here")
-        public static let idempotencyConflict = Kind(
+        package static let invalidJSON = Kind("invalid-json", .badRequest, "The body is not the JSON this endpoint takes")
+        package static let unauthorized = Kind("unauthorized", .unauthorized, "No valid API key")
+        package static let forbidden = Kind("forbidden", .forbidden, "The API key lacks the scope this needs")
+        package static let notFound = Kind("not-found", .notFound, "Not found")
+        package static let methodNotAllowed = Kind("method-not-allowed", .methodNotAllowed, "Method not allowed here")
+        package static let idempotencyConflict = Kind(
             "idempotency-conflict", .conflict, "The Idempotency-Key was used for a different request")
-        public static let idempotencyInProgress = Kind(
+        package static let idempotencyInProgress = Kind(
             "idempotency-in-progress", .conflict, "The first request with this Idempotency-Key is still running")
-        public static let appExists = Kind("app-exists", .conflict, "An app of that name exists")
-        public static let payloadTooLarge = Kind("payload-too-large", .contentTooLarge, "The body is too large")
-        public static let unsupportedMediaType = Kind("unsupported-media-type", .unsupportedMediaType, "The body must be application/json")
-        public static let invalidField = Kind("invalid-field", .unprocessableContent, "A field's value is not acceptable")
-        public static let appCredentials = Kind("app-credentials", .unprocessableContent, "The app's APNs or FCM credentials cannot be used")
-        public static let databaseUnavailable = Kind("database-unavailable", .serviceUnavailable, "The database is unavailable")
-        public static let notReady = Kind("not-ready", .serviceUnavailable, "Not ready")
-        public static let internalError = Kind("internal", .internalServerError, "Internal error")
+        package static let appExists = Kind("app-exists", .conflict, "An app of that name exists")
+        package static let payloadTooLarge = Kind("payload-too-large", .contentTooLarge, "The body is too large")
+        package static let unsupportedMediaType = Kind("unsupported-media-type", .unsupportedMediaType, "The body must be application/json")
+        package static let invalidField = Kind("invalid-field", .unprocessableContent, "A field's value is not acceptable")
+        package static let appCredentials = Kind(
+            "app-credentials", .unprocessableContent, "The app's APNs or FCM credentials cannot be used")
+        package static let databaseUnavailable = Kind("database-unavailable", .serviceUnavailable, "The database is unavailable")
+        package static let notReady = Kind("not-ready", .serviceUnavailable, "Not ready")
+        package static let internalError = Kind("internal", .internalServerError, "Internal error")
 
         private init(_ slug: String, _ status: HTTPResponse.Status, _ title: String) {
             self.slug = slug
@@ -36,26 +37,26 @@ public struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
             self.title = title
         }
 
-        public var type: String { "https://retract.dev/problems/\(slug)" }
+        package var type: String { "https://retract.dev/problems/\(slug)" }
     }
 
-    public var kind: Kind
-    public var detail: String
+    package var kind: Kind
+    package var detail: String
     /// The field at fault: `tokens[3]`, `[1].reference`, a header or parameter name.
-    public var field: String?
+    package var field: String?
     /// Extra headers: `Retry-After`, `WWW-Authenticate`, `Allow`.
-    public var headers: HTTPFields
+    package var headers: HTTPFields
 
-    public init(_ kind: Kind, _ detail: String, field: String? = nil, headers: HTTPFields = [:]) {
+    package init(_ kind: Kind, _ detail: String, field: String? = nil, headers: HTTPFields = [:]) {
         self.kind = kind
         self.detail = detail
         self.field = field
         self.headers = headers
     }
 
-    public var status: HTTPResponse.Status { kind.status }
+    package var status: HTTPResponse.Status { kind.status }
 
-    public static func == (lhs: APIProblem, rhs: APIProblem) -> Bool {
+    package static func == (lhs: APIProblem, rhs: APIProblem) -> Bool {
         lhs.kind == rhs.kind && lhs.detail == rhs.detail && lhs.field == rhs.field
     }
 
@@ -69,7 +70,7 @@ public struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
         var requestId: String?
     }
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         response(requestID: request.headers[.requestID])
     }
 

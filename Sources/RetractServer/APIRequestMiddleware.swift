@@ -89,10 +89,11 @@ struct APIRequestMiddleware: RouterMiddleware {
 
     static func problem(for error: RetractError) -> APIProblem {
         switch error.code {
-        case .invalidInput: APIProblem(.invalidField, error.message)
-        case .unknownApp, .unknownReference, .unknownRetraction, .unknownKey: APIProblem(.notFound, error.message)
+        case .invalidInput: APIProblem(.invalidField, error.message, field: error.field)
+        case .unknownApp, .unknownReference, .unknownRetraction, .unknownKey: APIProblem(.notFound, error.message, field: error.field)
+        case .appExists: APIProblem(.appExists, error.message, field: error.field)
         // Where the app's files are on the server is an operator's business (POST /v1/apps, for admins, says it).
-        case .credentials: APIProblem(.appCredentials, error.publicMessage)
+        case .credentials: APIProblem(.appCredentials, error.publicMessage, field: error.field)
         case .store: error.storeError.map(problem(for:)) ?? APIProblem(.internalError, "a database error")
         }
     }

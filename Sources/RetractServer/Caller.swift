@@ -29,16 +29,16 @@ struct Caller: Sendable {
 }
 
 /// API keys: how they look, how they are made and how they are checked.
-public enum APIKeySecret {
+package enum APIKeySecret {
     /// `rk_` and 43 base64url characters: 256 random bits.
-    public static func generate() -> String {
+    package static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return "rk_" + Data(bytes).base64URLEncodedString()
     }
 
     /// What the ledger keeps of a key.
-    public static func hash(_ key: String) -> [UInt8] {
+    package static func hash(_ key: String) -> [UInt8] {
         Array(SHA256.hash(data: Data(key.utf8)))
     }
 

@@ -34,30 +34,25 @@ extension RetractAPI {
             throw APIProblem(.invalidField, "\(total) tokens in all; at most \(Self.maximumDeliveriesPerRequest) per request")
         }
         let now = Date()
-        let oldest = store.retention.oldestKept(now: now)
-        var deliveries: [Delivery] = []
-        deliveries.reserveCapacity(total)
+        var recordings: [RetractEngine.Recording] = []
         for (object, prefix) in objects {
             // The store keeps apps read by name: one lookup per app, not per object.
             let app = try await self.app(named: object.app, for: caller, field: prefix + "app")
             let reference = try Validate.reference(object.reference, field: prefix + "reference")
             let service = try Validate.transport(object.transport, field: prefix + "transport")
-            if let problem = app.problem(reaching: service) { throw APIProblem(.appCredentials, problem, field: prefix + "transport") }
             let tokens = try Validate.tokens(
                 object.tokens, field: prefix + "tokens", limit: Self.maximumDeliveriesPerRequest, service: service)
             var sentAt = now
             if let text = object.sentAt { sentAt = try Validate.date(text, field: prefix + "sentAt") }
-            if sentAt < oldest {
-                throw APIProblem.invalid(
-                    prefix + "sentAt", "older than the \(store.retention.days)-day retention; it would be dropped at once")
+            do {
+                recordings.append(
+                    try engine.recording(app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, now: now))
+            } catch {
+                throw error.within(prefix)
             }
-            if sentAt > now.addingTimeInterval(Retention.furthestAhead) {
-                throw APIProblem.invalid(prefix + "sentAt", "more than a day in the future")
-            }
-            deliveries += tokens.map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service) }
         }
-        let recorded = try await store.record(deliveries, now: now)
-        return Answer(.created, RecordedView(recorded: recorded, deliveries: deliveries.count))
+        let recorded = try await engine.record(recordings, now: now)
+        return Answer(.created, RecordedView(recorded: recorded, deliveries: total))
     }
 
     /// `POST /v1/notifications`: sends a notification with the reference
@@ -74,8 +69,6 @@ extension RetractAPI {
             throw APIProblem.invalid("collapseID", problem)
         }
         let payload = try Self.payloadBytes(of: body)
-        // A key that cannot be read is refused before anything is written.
-        _ = try engine.transports.transport(for: app, via: service)
         var resuming: SendProgress?
         if let kept = input.partialWork {
             resuming = try? JSONDecoder().decode(SendProgress.self, from: Data(kept))
@@ -98,9 +91,7 @@ extension RetractAPI {
                         field: problem.field, headers: problem.headers),
                     kept: Array(kept))
             }
-            // The engine's checks left are the payload's (an aps object that shows nothing, a size over APNs's limit).
-            guard error.code == .invalidInput else { throw error }
-            throw APIProblem.invalid(error.message.hasPrefix("payload") ? "payload" : "reference", error.message)
+            throw error
         }
         return Answer(.ok, SendAccount(report))
     }

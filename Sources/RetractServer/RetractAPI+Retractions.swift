@@ -30,7 +30,7 @@ extension RetractAPI {
         if let text = given.reason { reason = try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength) }
         let dryRun = given.dryRun ?? false
         // Where this process sends, a key it cannot read is refused before anything is written.
-        if !dryRun && settings.mode.runsWorkers { try engine.transports.checkTransports(for: app) }
+        if !dryRun && settings.mode.runsWorkers { try engine.checkCredentials(of: app) }
         // The ledger keeps the key with the retraction, in the same statement: a retry after
         // a crash that lost the HTTP layer's record still finds the first retraction.
         let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
@@ -56,7 +56,7 @@ extension RetractAPI {
             guard error.code == .unknownRetraction else { throw error }
             throw notFound
         }
-        guard caller.mayTouch(appID: status.retraction.appID), let app = try await store.app(id: status.retraction.appID) else {
+        guard caller.mayTouch(appID: status.retraction.appID), let app = try await engine.app(id: status.retraction.appID) else {
             throw notFound
         }
         return Answer(.ok, RetractionView(status, app: app.name))
@@ -73,7 +73,7 @@ extension RetractAPI {
         let app: App
         if let name = query.get("app") {
             app = try await self.app(named: name, for: caller, field: "app")
-        } else if caller.key.appIDs.count == 1, let only = caller.key.appIDs.first, let known = try await store.app(id: only) {
+        } else if caller.key.appIDs.count == 1, let only = caller.key.appIDs.first, let known = try await engine.app(id: only) {
             app = known
         } else {
             throw APIProblem.invalid("app", "missing: this API key is for several apps; name one with ?app=")
@@ -92,7 +92,7 @@ extension RetractAPI {
             }
             cursor = given
         }
-        let page = try await store.retractions(forDevice: token, appID: app.id, after: cursor, limit: limit)
+        let page = try await engine.deviceFeed(token: token, app: app, after: cursor, limit: limit)
         return Answer(
             .ok,
             DeviceFeedView(

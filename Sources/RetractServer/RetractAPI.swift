@@ -134,7 +134,7 @@ struct RetractAPI: Sendable {
     /// for an app that does not exist, so names do not leak.
     func app(named name: String, for caller: Caller, field: String) async throws -> App {
         // A name no app can have is not looked up (nor can odd bytes reach the database).
-        guard AppRegistration.isValidName(name), let app = try await store.app(named: name), caller.mayTouch(appID: app.id) else {
+        guard AppRegistration.isValidName(name), let app = try await engine.app(findingNamed: name), caller.mayTouch(appID: app.id) else {
             throw APIProblem(.notFound, "\(field): no app named \"\(name.prefix(80))\" for this API key", field: field)
         }
         return app

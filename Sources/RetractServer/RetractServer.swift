@@ -14,11 +14,11 @@ import UnixSignals
 ///
 /// A service of swift-service-lifecycle: run it in a `ServiceGroup` of your
 /// own, or with ``run(gracefulShutdownSignals:)`` as `retract serve` does.
-public struct RetractServer: Service {
-    public let engine: RetractEngine
-    public let settings: ServerSettings
+package struct RetractServer: Service {
+    package let engine: RetractEngine
+    package let settings: ServerSettings
     /// The routes registered, for the spec test.
-    public let routes = RouteTable()
+    package let routes = RouteTable()
     let registry: PrometheusCollectorRegistry
     let logger: Logger
     let onListening: @Sendable (Int) async -> Void
@@ -28,7 +28,7 @@ public struct RetractServer: Service {
     ///     clients should count into it too (`retract serve` bootstraps
     ///     swift-metrics with it).
     ///   - onListening: called with the port once the server accepts.
-    public init(
+    package init(
         engine: RetractEngine, settings: ServerSettings, registry: PrometheusCollectorRegistry, logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
@@ -41,7 +41,7 @@ public struct RetractServer: Service {
 
     /// The Prometheus factory for `registry`, with histogram buckets that fit
     /// what Retract times: requests in milliseconds, retractions in minutes.
-    public static func metricsFactory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
+    package static func metricsFactory(registry: PrometheusCollectorRegistry) -> PrometheusMetricsFactory {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["retract_retraction_duration_seconds"] = [
             .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(120),
@@ -51,13 +51,13 @@ public struct RetractServer: Service {
     }
 
     /// Runs until the surrounding service group shuts down gracefully, or the task is cancelled.
-    public func run() async throws {
+    package func run() async throws {
         try await run(gracefulShutdownSignals: [])
     }
 
     /// Runs until one of `gracefulShutdownSignals` arrives (or a graceful
     /// shutdown of the surrounding service group), or the task is cancelled.
-    public func run(gracefulShutdownSignals: [UnixSignal]) async throws {
+    package func run(gracefulShutdownSignals: [UnixSignal]) async throws {
         let factory = Self.metricsFactory(registry: registry)
         let health = DatabaseHealth(metricsFactory: factory, logger: logger)
         let api = RetractAPI(engine: engine, settings: settings, health: health, routes: routes, registry: registry, logger: logger)

@@ -4,17 +4,17 @@ import NIOConcurrencyHelpers
 /// The routes the server registers, as `METHOD /path/{parameter}`: what the
 /// spec test compares with docs/openapi.yaml, and what tells a wrong method
 /// (405) from an unknown path (404).
-public final class RouteTable: Sendable {
-    public struct Route: Hashable, Sendable, CustomStringConvertible {
-        public var method: String
+package final class RouteTable: Sendable {
+    package struct Route: Hashable, Sendable, CustomStringConvertible {
+        package var method: String
         /// OpenAPI style: `/v1/retractions/{id}`.
-        public var path: String
-        public var description: String { "\(method) \(path)" }
+        package var path: String
+        package var description: String { "\(method) \(path)" }
     }
 
     private let table = NIOLockedValueBox<[Route]>([])
 
-    public var routes: [Route] { table.withLockedValue { $0 } }
+    package var routes: [Route] { table.withLockedValue { $0 } }
 
     /// Notes a route given in Hummingbird's form (`/v1/retractions/:id`).
     func add(_ method: HTTPRequest.Method, _ path: String) {

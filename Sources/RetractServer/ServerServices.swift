@@ -66,7 +66,7 @@ struct MaintenanceService: Service {
     }
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 // Apart from the chores, which wait on the database as long as it takes.
                 group.addTask { await pingLoop() }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What `retract serve` runs.
-public enum ServeMode: String, CaseIterable, Sendable {
+package enum ServeMode: String, CaseIterable, Sendable {
     /// The API and the fan-out workers in one process.
     case all
     /// The API only; other processes run the workers.
@@ -9,40 +9,40 @@ public enum ServeMode: String, CaseIterable, Sendable {
     /// The workers only, with /healthz, /readyz and /metrics.
     case workers
 
-    public var servesAPI: Bool { self != .workers }
-    public var runsWorkers: Bool { self != .api }
+    package var servesAPI: Bool { self != .workers }
+    package var runsWorkers: Bool { self != .api }
 }
 
 /// How the server listens and behaves; `retract serve` fills it from flags
 /// and the environment (docs/operations.md has the table).
-public struct ServerSettings: Sendable {
-    public var host: String
+package struct ServerSettings: Sendable {
+    package var host: String
     /// 0 picks a free port (tests).
-    public var port: Int
-    public var mode: ServeMode
+    package var port: Int
+    package var mode: ServeMode
     /// The largest request body, in bytes.
-    public var maxBodySize: Int
+    package var maxBodySize: Int
     /// How long SIGTERM waits for in-flight requests and work items before
     /// cancelling; cancelled work items go back to the queue.
-    public var drainTimeout: Duration
+    package var drainTimeout: Duration
     /// How often the database is pinged, and the queue depth sampled.
-    public var healthInterval: Duration
+    package var healthInterval: Duration
     /// How often the retention pass runs.
-    public var retentionInterval: Duration
+    package var retentionInterval: Duration
     /// The hosts (`host`, or `host:port`) an app registered over the API may
     /// name as its `endpoint`: the push services' own by default.
-    public var allowedEndpoints: [String]
+    package var allowedEndpoints: [String]
     /// The folder credential files named over the API must be in; none
     /// means `POST /v1/apps` takes no credential files.
-    public var credentialsDirectory: String?
+    package var credentialsDirectory: String?
 
     /// Apple's APNs hosts and Google's FCM hosts.
-    public static let pushServiceHosts = [
+    package static let pushServiceHosts = [
         "api.push.apple.com", "api.sandbox.push.apple.com", "api.development.push.apple.com", "fcm.googleapis.com",
         "oauth2.googleapis.com",
     ]
 
-    public init(
+    package init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         mode: ServeMode = .all,
@@ -65,7 +65,7 @@ public struct ServerSettings: Sendable {
     }
 
     /// The first setting that cannot work, naming its flag, or nil.
-    public var problem: String? {
+    package var problem: String? {
         if !(0...65535).contains(port) { return "--port \(port): 0 to 65535" }
         if maxBodySize < 1024 || maxBodySize > 64 << 20 { return "--max-body-size \(maxBodySize): 1024 to \(64 << 20) bytes" }
         if drainTimeout < .zero || drainTimeout > .seconds(3600) { return "--drain-timeout: 0 to 3600 seconds" }

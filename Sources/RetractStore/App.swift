@@ -2,14 +2,14 @@ import Foundation
 import RetractKit
 
 /// An app Retract sends for: one topic in one APNs environment.
-public struct App: Hashable, Sendable, Codable {
-    public enum Environment: String, Hashable, Sendable, Codable, CaseIterable {
+package struct App: Hashable, Sendable, Codable {
+    package enum Environment: String, Hashable, Sendable, Codable, CaseIterable {
         case sandbox, production
     }
 
     /// How Retract authenticates to APNs for this app. Only where the
     /// credentials are is stored, never the credentials.
-    public enum Authentication: Hashable, Sendable, Codable {
+    package enum Authentication: Hashable, Sendable, Codable {
         /// A `.p8` signing key: its key id, the team id and the file's path.
         case token(keyID: String, teamID: String, keyPath: String)
         /// A PKCS#12 or PEM client certificate file.
@@ -18,27 +18,27 @@ public struct App: Hashable, Sendable, Codable {
         case fcmOnly
     }
 
-    public var id: Int64
+    package var id: Int64
     /// The name commands and the API use, such as `shop`.
-    public var name: String
+    package var name: String
     /// The bundle id, sent as `apns-topic`.
-    public var topic: String
-    public var environment: Environment
+    package var topic: String
+    package var environment: Environment
     /// An https base URL used instead of the environment's (the simulator, a proxy).
-    public var endpoint: String?
-    public var dialect: PayloadDialect
-    public var authentication: Authentication
+    package var endpoint: String?
+    package var dialect: PayloadDialect
+    package var authentication: Authentication
     /// The path of the app's Firebase service-account JSON file, when it sends through FCM.
-    public var fcmServiceAccountPath: String?
-    public var createdAt: Date
+    package var fcmServiceAccountPath: String?
+    package var createdAt: Date
 
     /// The services the app has credentials for.
-    public var services: [PushService] {
+    package var services: [PushService] {
         (authentication == .fcmOnly ? [] : [.apns]) + (fcmServiceAccountPath == nil ? [] : [.fcm])
     }
 
     /// The files the app's credentials are read from.
-    public var credentialPaths: [String] {
+    package var credentialPaths: [String] {
         var paths: [String] = []
         switch authentication {
         case .token(_, _, let keyPath): paths.append(keyPath)
@@ -50,12 +50,12 @@ public struct App: Hashable, Sendable, Codable {
     }
 
     /// Why devices of the app cannot be reached through `service`, or nil when they can.
-    public func problem(reaching service: PushService) -> String? {
+    package func problem(reaching service: PushService) -> String? {
         services.contains(service) ? nil : Self.missingCredentials(for: service, app: name)
     }
 
     /// What app `app` lacks to reach devices through `service`.
-    public static func missingCredentials(for service: PushService, app: String) -> String {
+    package static func missingCredentials(for service: PushService, app: String) -> String {
         switch service {
         case .apns: "app \(app) has no APNs key or certificate: it sends through FCM only"
         case .fcm: "app \(app) has no FCM service account (retract apps add --fcm-service-account FILE)"
@@ -64,16 +64,16 @@ public struct App: Hashable, Sendable, Codable {
 }
 
 /// What registering an app takes; the store gives it its id.
-public struct AppRegistration: Hashable, Sendable {
-    public var name: String
-    public var topic: String
-    public var environment: App.Environment
-    public var endpoint: String?
-    public var dialect: PayloadDialect
-    public var authentication: App.Authentication
-    public var fcmServiceAccountPath: String?
+package struct AppRegistration: Hashable, Sendable {
+    package var name: String
+    package var topic: String
+    package var environment: App.Environment
+    package var endpoint: String?
+    package var dialect: PayloadDialect
+    package var authentication: App.Authentication
+    package var fcmServiceAccountPath: String?
 
-    public init(
+    package init(
         name: String,
         topic: String,
         environment: App.Environment,
@@ -113,36 +113,37 @@ public struct AppRegistration: Hashable, Sendable {
 
     /// Whether `name` is a name an app can have: 1 to 63 of `a-z 0-9 . _ -`,
     /// starting with a letter or digit (the ledger checks the same).
-    public static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         name.range(of: #"^[a-z0-9][a-z0-9._-]{0,62}$"#, options: .regularExpression) != nil
     }
 
     /// The first thing wrong with the registration, naming the field, or nil.
-    public var problem: String? {
+    package var problem: FieldProblem? {
         if !Self.isValidName(name) {
-            return "name \"\(name)\": 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+            return FieldProblem("name", "\"\(name)\": 1 to 63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit")
         }
         if topic.isEmpty || topic.utf8.count > 255 || topic.contains(where: \.isWhitespace) || topic.containsControlCharacters {
-            return "topic \"\(topic.debugDescription.dropFirst().dropLast())\": the app's bundle id, 1 to 255 characters without spaces"
+            return FieldProblem(
+                "topic", "\"\(topic.debugDescription.dropFirst().dropLast())\": the app's bundle id, 1 to 255 characters without spaces")
         }
         if let endpoint, !endpoint.hasPrefix("https://") || endpoint.containsControlCharacters || URL(string: endpoint) == nil {
-            return "endpoint \"\(endpoint.debugDescription.dropFirst().dropLast())\": an https:// URL"
+            return FieldProblem("endpoint", "\"\(endpoint.debugDescription.dropFirst().dropLast())\": an https:// URL")
         }
         if case .token(let keyID, let teamID, let keyPath) = authentication {
-            for (field, value) in [("key id", keyID), ("team id", teamID)]
+            for (field, value) in [("keyID", keyID), ("teamID", teamID)]
             where value.range(of: #"^[A-Z0-9]{10}$"#, options: .regularExpression) == nil {
-                return "\(field) \"\(value)\": 10 uppercase letters or digits, as Apple issues it"
+                return FieldProblem(field, "\"\(value)\": 10 uppercase letters or digits, as Apple issues it")
             }
-            if keyPath.isEmpty || keyPath.containsControlCharacters { return "key path: the path of the .p8 file" }
+            if keyPath.isEmpty || keyPath.containsControlCharacters { return FieldProblem("keyPath", "the path of the .p8 file") }
         }
         if case .certificate(let path) = authentication, path.isEmpty || path.containsControlCharacters {
-            return "certificate path: the path of the .p12 or .pem file"
+            return FieldProblem("certificatePath", "the path of the .p12 or .pem file")
         }
         if let path = fcmServiceAccountPath, path.isEmpty || path.containsControlCharacters {
-            return "FCM service account: the path of the service account's JSON file"
+            return FieldProblem("fcmServiceAccountPath", "the path of the service account's JSON file")
         }
         if authentication == .fcmOnly, fcmServiceAccountPath == nil {
-            return "credentials: an APNs key or certificate, or an FCM service account"
+            return FieldProblem("credentials", "an APNs key or certificate, or an FCM service account")
         }
         return nil
     }

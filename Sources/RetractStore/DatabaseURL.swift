@@ -11,24 +11,24 @@ import PostgresNIO
 /// certificate signed by a trusted authority) and `verify-full` (that, and
 /// issued for the host connected to). `sslrootcert` names the PEM file of the
 /// authorities trusted for the verify modes (the system's when not given).
-public struct DatabaseURL: Hashable, Sendable, CustomStringConvertible {
-    public enum TLSMode: String, Hashable, Sendable, CaseIterable {
+package struct DatabaseURL: Hashable, Sendable, CustomStringConvertible {
+    package enum TLSMode: String, Hashable, Sendable, CaseIterable {
         case disable, prefer, require
         case verifyCA = "verify-ca"
         case verifyFull = "verify-full"
     }
 
-    public var host: String
-    public var port: Int
-    public var username: String
-    public var password: String?
-    public var database: String
-    public var tls: TLSMode
+    package var host: String
+    package var port: Int
+    package var username: String
+    package var password: String?
+    package var database: String
+    package var tls: TLSMode
     /// The PEM file of the certificate authorities trusted in the verify modes.
-    public var rootCertificatePath: String?
+    package var rootCertificatePath: String?
 
     /// Throws ``StoreError/Code/invalidInput`` naming what is wrong with `string`.
-    public init(_ string: String) throws(StoreError) {
+    package init(_ string: String) throws(StoreError) {
         func invalid(_ reason: String) -> StoreError {
             StoreError(.invalidInput, "database URL \(Self.redacted(string)): \(reason)")
         }
@@ -73,14 +73,14 @@ public struct DatabaseURL: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The URL with its password hidden, for messages and logs.
-    public var description: String {
+    package var description: String {
         let credentials = username + (password == nil ? "" : ":***")
         let root = rootCertificatePath.map { "&sslrootcert=\($0)" } ?? ""
         return "postgres://\(credentials)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)\(root)"
     }
 
     /// The URL pointing at another database on the same server.
-    public func withDatabase(_ name: String) -> DatabaseURL {
+    package func withDatabase(_ name: String) -> DatabaseURL {
         var url = self
         url.database = name
         return url
@@ -89,7 +89,7 @@ public struct DatabaseURL: Hashable, Sendable, CustomStringConvertible {
     /// PostgresNIO's configuration for this URL.
     ///
     /// - Throws: ``StoreError/Code/invalidInput`` when `sslrootcert` cannot be read.
-    public func clientConfiguration() throws(StoreError) -> PostgresClient.Configuration {
+    package func clientConfiguration() throws(StoreError) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS =
             switch self.tls {
             case .disable: .disable

@@ -2,15 +2,15 @@ import Foundation
 import RetractKit
 
 /// One notification that reached one device: what the ledger records.
-public struct Delivery: Hashable, Sendable {
-    public var appID: Int64
-    public var reference: ReferenceID
-    public var token: DeviceToken
-    public var sentAt: Date
+package struct Delivery: Hashable, Sendable {
+    package var appID: Int64
+    package var reference: ReferenceID
+    package var token: DeviceToken
+    package var sentAt: Date
     /// The service the notification went through, and a retraction will.
-    public var transport: PushService
+    package var transport: PushService
 
-    public init(appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date, transport: PushService = .apns) {
+    package init(appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date, transport: PushService = .apns) {
         self.appID = appID
         self.reference = reference
         self.token = token
@@ -19,34 +19,21 @@ public struct Delivery: Hashable, Sendable {
     }
 
     /// The longest reference the ledger keeps, in UTF-8 bytes.
-    public static let maximumReferenceLength = 256
-    /// What makes `reference` unfit for the ledger, or nil when it is fine.
-    public static func problem(with reference: ReferenceID) -> String? {
-        let length = reference.rawValue.utf8.count
-        if length == 0 || length > maximumReferenceLength {
-            return "\(length) bytes; a reference has 1 to \(maximumReferenceLength)"
-        }
-        // Control characters have no place in an id, and would break log lines and the CLI's output.
-        if let control = reference.rawValue.firstControlCharacter {
-            return "a reference cannot hold control characters (U+\(String(format: "%04X", control.value)))"
-        }
-        return nil
-    }
-
+    package static let maximumReferenceLength = 256
     /// The longest device token the ledger keeps, in bytes: APNs's are 32
     /// today, FCM registration tokens about 160 characters.
-    public static let maximumTokenLength = 512
+    package static let maximumTokenLength = 512
 }
 
 /// A device of a retraction, with every one of the retraction's references it received.
-public struct DeviceReferences: Hashable, Sendable {
-    public var token: DeviceToken
+package struct DeviceReferences: Hashable, Sendable {
+    package var token: DeviceToken
     /// Sorted, without repeats.
-    public var references: [ReferenceID]
+    package var references: [ReferenceID]
     /// How the device is reached.
-    public var transport: PushService
+    package var transport: PushService
 
-    public init(token: DeviceToken, references: [ReferenceID], transport: PushService = .apns) {
+    package init(token: DeviceToken, references: [ReferenceID], transport: PushService = .apns) {
         self.token = token
         self.references = references
         self.transport = transport
@@ -54,8 +41,8 @@ public struct DeviceReferences: Hashable, Sendable {
 }
 
 /// One page of the devices of some references, in token order.
-public struct DevicePage: Hashable, Sendable {
-    public init(devices: [DeviceReferences], skipped: [DeviceToken] = [], last: DeviceToken?, mayHaveMore: Bool) {
+package struct DevicePage: Hashable, Sendable {
+    package init(devices: [DeviceReferences], skipped: [DeviceToken] = [], last: DeviceToken?, mayHaveMore: Bool) {
         self.devices = devices
         self.skipped = skipped
         self.last = last
@@ -63,16 +50,16 @@ public struct DevicePage: Hashable, Sendable {
     }
 
     /// The devices of the page to send to.
-    public var devices: [DeviceReferences]
+    package var devices: [DeviceReferences]
     /// Devices of the page skipped because their token is dead: no delivery
     /// of theirs is newer than the token's death. In token order.
-    public var skipped: [DeviceToken]
+    package var skipped: [DeviceToken]
     /// How many devices were skipped as dead.
-    public var deadSkipped: Int { skipped.count }
+    package var deadSkipped: Int { skipped.count }
     /// The last token the page covered, dead or alive: the next page starts after it.
-    public var last: DeviceToken?
+    package var last: DeviceToken?
     /// Whether the page was full, so more devices may follow.
-    public var mayHaveMore: Bool
+    package var mayHaveMore: Bool
 }
 
 extension DevicePage {

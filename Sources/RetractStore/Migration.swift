@@ -2,13 +2,13 @@ import Crypto
 import Foundation
 
 /// One numbered file of sql/, compiled into the binary.
-public struct Migration: Hashable, Sendable {
-    public var version: Int
+package struct Migration: Hashable, Sendable {
+    package var version: Int
     /// The file's name, such as `0001_ledger.sql`.
-    public var name: String
-    public var sql: String
+    package var name: String
+    package var sql: String
 
-    public init(version: Int, name: String, sql: String) {
+    package init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
         self.sql = sql
@@ -16,11 +16,11 @@ public struct Migration: Hashable, Sendable {
 
     /// SHA-256 of the SQL: an applied migration whose file changed afterwards
     /// is a different schema, and the runner says so.
-    public var checksum: [UInt8] { Array(SHA256.hash(data: Data(sql.utf8))) }
+    package var checksum: [UInt8] { Array(SHA256.hash(data: Data(sql.utf8))) }
 
     /// Every migration this binary knows, in order. A new file in sql/ gets a
     /// line here; a test checks that the two agree.
-    public static let all: [Migration] = [
+    package static let all: [Migration] = [
         Migration(version: 1, name: "0001_ledger.sql", sql: String(decoding: PackageResources._001_ledger_sql, as: UTF8.self)),
         Migration(
             version: 2, name: "0002_retraction_failures.sql",

@@ -8,19 +8,19 @@ import PostgresNIO
 /// take turns and the second finds nothing left to do. Refuses a database that
 /// has a migration this binary does not know, or one whose SQL changed since it
 /// was applied.
-public struct MigrationRunner: Sendable {
-    public var migrations: [Migration]
+package struct MigrationRunner: Sendable {
+    package var migrations: [Migration]
 
     /// An arbitrary constant, the same in every Retract binary.
     static let advisoryLockKey: Int64 = 0x5245_5452_4143_54
 
-    public init(migrations: [Migration] = Migration.all) {
+    package init(migrations: [Migration] = Migration.all) {
         self.migrations = migrations
     }
 
     /// The versions applied by this call, in order; empty when the database was current.
     @discardableResult
-    public func migrate(_ store: RetractStore) async throws(StoreError) -> [Migration] {
+    package func migrate(_ store: RetractStore) async throws(StoreError) -> [Migration] {
         try await store.perform("migrating the database", idempotent: false) {
             try await store.client.withConnection { connection in
                 try await migrate(on: connection, logger: store.logger)
@@ -30,7 +30,7 @@ public struct MigrationRunner: Sendable {
 
     /// The migrations not yet applied; throws when the database is ahead of or
     /// different from this binary.
-    public func pending(_ store: RetractStore) async throws(StoreError) -> [Migration] {
+    package func pending(_ store: RetractStore) async throws(StoreError) -> [Migration] {
         try await store.perform("reading the schema version", idempotent: true) {
             try await store.client.withConnection { connection in
                 try await pending(on: connection, logger: store.logger)
@@ -65,7 +65,8 @@ public struct MigrationRunner: Sendable {
     }
 
     private func pending(on connection: PostgresConnection, logger: Logger) async throws -> [Migration] {
-        let exists = try await connection.rows("SELECT to_regclass('retract_schema_migrations') IS NOT NULL", logger: logger)
+        let exists =
+            try await connection.rows("SELECT to_regclass('retract_schema_migrations') IS NOT NULL", logger: logger)
             .values(of: Bool.self).first ?? false
         guard exists else { return migrations }
         var applied: [Int: (name: String, checksum: [UInt8])] = [:]

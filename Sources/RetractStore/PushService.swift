@@ -4,19 +4,19 @@ import RetractKit
 /// The push service a device is reached through: what the ledger records
 /// with each delivery (its `transport`), so a retraction goes the way the
 /// original went.
-public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
+package enum PushService: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
     /// Apple Push Notification service: tokens are bytes, written as hex.
     case apns
     /// Firebase Cloud Messaging: registration tokens are text, kept as their UTF-8 bytes.
     case fcm
 
-    public var description: String { self == .apns ? "APNs" : "FCM" }
+    package var description: String { self == .apns ? "APNs" : "FCM" }
 
     /// The token `text` stands for, or nil, 1 to ``Delivery/maximumTokenLength``
     /// bytes: hex for APNs; for FCM the registration token itself, of letters,
     /// digits, `-`, `_`, `:` and `.` (what FCM issues: base64url with a
     /// colon), so a token can also name a device in a URL path.
-    public func token(_ text: some StringProtocol) -> DeviceToken? {
+    package func token(_ text: some StringProtocol) -> DeviceToken? {
         let token: DeviceToken?
         switch self {
         case .apns: token = DeviceToken(hex: text)
@@ -27,7 +27,7 @@ public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cust
     }
 
     /// Why `text` is not a token of this service, for error messages.
-    public func tokenProblem(_ text: some StringProtocol) -> String {
+    package func tokenProblem(_ text: some StringProtocol) -> String {
         switch self {
         case .apns:
             "\"\(text.prefix(80))\" is not a device token: hex digits, an even number of them, 1 to \(Delivery.maximumTokenLength) bytes"
@@ -39,7 +39,7 @@ public enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cust
     private static let fcmTokenBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:.".utf8)
 
     /// How a token of this service is written: hex for APNs, the registration token for FCM.
-    public func text(of token: DeviceToken) -> String {
+    package func text(of token: DeviceToken) -> String {
         switch self {
         case .apns: token.hex
         case .fcm: String(decoding: token.bytes, as: UTF8.self)

@@ -3,23 +3,23 @@ import NIOCore
 import PostgresNIO
 
 /// An API key as the ledger keeps it: its hash, never the key.
-public struct APIKeyRecord: Hashable, Sendable {
-    public enum Scope: String, Hashable, Sendable, CaseIterable, Codable {
+package struct APIKeyRecord: Hashable, Sendable {
+    package enum Scope: String, Hashable, Sendable, CaseIterable, Codable {
         case admin, record, send, retract, read, client
     }
 
-    public var id: UUID
-    public var name: String
+    package var id: UUID
+    package var name: String
     /// SHA-256 of the key.
-    public var keyHash: [UInt8]
-    public var scopes: Set<Scope>
+    package var keyHash: [UInt8]
+    package var scopes: Set<Scope>
     /// The apps the key may touch; empty for an admin key that touches all.
-    public var appIDs: Set<Int64>
-    public var createdBy: String
-    public var createdAt: Date?
-    public var revokedAt: Date?
+    package var appIDs: Set<Int64>
+    package var createdBy: String
+    package var createdAt: Date?
+    package var revokedAt: Date?
 
-    public init(
+    package init(
         id: UUID = UUID(), name: String, keyHash: [UInt8], scopes: Set<Scope>, appIDs: Set<Int64>, createdBy: String,
         createdAt: Date? = nil, revokedAt: Date? = nil
     ) {
@@ -36,7 +36,7 @@ public struct APIKeyRecord: Hashable, Sendable {
 
 extension RetractStore {
     /// Stores a key's hash, scopes and apps, and audits it.
-    public func createAPIKey(_ key: APIKeyRecord) async throws(StoreError) {
+    package func createAPIKey(_ key: APIKeyRecord) async throws(StoreError) {
         guard key.keyHash.count == 32 else { throw StoreError(.invalidInput, "keyHash: \(key.keyHash.count) bytes; a SHA-256 has 32") }
         guard !key.scopes.isEmpty else { throw StoreError(.invalidInput, "scopes: at least one scope") }
         guard !key.appIDs.isEmpty || key.scopes == [.admin] else {
@@ -73,7 +73,7 @@ extension RetractStore {
     }
 
     /// The key with this hash, revoked or not.
-    public func apiKey(hash: [UInt8]) async throws(StoreError) -> APIKeyRecord? {
+    package func apiKey(hash: [UInt8]) async throws(StoreError) -> APIKeyRecord? {
         let buffer = ByteBuffer(bytes: hash)
         return try await perform("reading an API key", idempotent: true) {
             try await Self.apiKeys(from: client.query(Self.apiKeyQuery(where: "k.key_hash = \(buffer)"), logger: logger)).first
@@ -81,7 +81,7 @@ extension RetractStore {
     }
 
     /// Every key, revoked or not, oldest first.
-    public func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
+    package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
         try await perform("listing API keys", idempotent: true) {
             try await Self.apiKeys(from: client.query(Self.apiKeyQuery(where: "true"), logger: logger))
         }
@@ -118,7 +118,7 @@ extension RetractStore {
     ///
     /// - Returns: false when no unrevoked key has that id.
     @discardableResult
-    public func revokeAPIKey(id: UUID, actor: String) async throws(StoreError) -> Bool {
+    package func revokeAPIKey(id: UUID, actor: String) async throws(StoreError) -> Bool {
         try await perform("revoking API key \(id)", idempotent: true) {
             try await client.withTransaction(logger: logger) { connection in
                 let revoked = try await connection.rows(

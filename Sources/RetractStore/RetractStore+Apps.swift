@@ -4,7 +4,7 @@ import RetractKit
 
 extension RetractStore {
     /// Registers an app; a name already taken is ``StoreError/Code/uniqueViolation``.
-    public func registerApp(_ registration: AppRegistration, actor: String) async throws(StoreError) -> App {
+    package func registerApp(_ registration: AppRegistration, actor: String) async throws(StoreError) -> App {
         if let problem = registration.problem { throw StoreError(.invalidInput, "app: \(problem)") }
         let (keyID, teamID, keyPath, certificatePath): (String?, String?, String?, String?) =
             switch registration.authentication {
@@ -43,7 +43,7 @@ extension RetractStore {
         }
     }
 
-    public func app(named name: String) async throws(StoreError) -> App? {
+    package func app(named name: String) async throws(StoreError) -> App? {
         if let known = appsByName.withLockedValue({ $0[name] }) { return known }
         let found = try await perform("reading app \(name)", idempotent: true) {
             try await Self.apps(
@@ -54,13 +54,13 @@ extension RetractStore {
         return found
     }
 
-    public func app(id: Int64) async throws(StoreError) -> App? {
+    package func app(id: Int64) async throws(StoreError) -> App? {
         try await perform("reading app \(id)", idempotent: true) {
             try await Self.apps(from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE id = \(id)", logger: logger)).first
         }
     }
 
-    public func apps() async throws(StoreError) -> [App] {
+    package func apps() async throws(StoreError) -> [App] {
         try await perform("listing apps", idempotent: true) {
             try await Self.apps(from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps ORDER BY name", logger: logger))
         }

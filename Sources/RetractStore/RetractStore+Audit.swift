@@ -3,17 +3,19 @@ import Logging
 import PostgresNIO
 
 /// One line of the audit log: who did what, to which app.
-public struct AuditEntry: Hashable, Sendable {
-    public var at: Date?
-    public var actor: String
+package struct AuditEntry: Hashable, Sendable {
+    package var at: Date?
+    package var actor: String
     /// `retraction.created`, `app.registered`, `key.created`, `key.revoked`.
-    public var action: String
-    public var appID: Int64?
+    package var action: String
+    package var appID: Int64?
     /// What the action was about: a retraction's or a key's id, an app's name.
-    public var subject: String?
-    public var details: [String: String]
+    package var subject: String?
+    package var details: [String: String]
 
-    public init(actor: String, action: String, appID: Int64? = nil, subject: String? = nil, details: [String: String] = [:], at: Date? = nil) {
+    package init(
+        actor: String, action: String, appID: Int64? = nil, subject: String? = nil, details: [String: String] = [:], at: Date? = nil
+    ) {
         self.actor = actor
         self.action = action
         self.appID = appID
@@ -25,7 +27,7 @@ public struct AuditEntry: Hashable, Sendable {
 
 extension RetractStore {
     /// The audit log, newest first; of one app when `appID` is given.
-    public func auditLog(appID: Int64? = nil, limit: Int = 100) async throws(StoreError) -> [AuditEntry] {
+    package func auditLog(appID: Int64? = nil, limit: Int = 100) async throws(StoreError) -> [AuditEntry] {
         try await perform("reading the audit log", idempotent: true) {
             let rows = try await client.query(
                 """
@@ -36,7 +38,8 @@ extension RetractStore {
                 logger: logger
             )
             var entries: [AuditEntry] = []
-            for try await (at, actor, action, appID, subject, details) in rows.decode((Date, String, String, Int64?, String?, String).self) {
+            for try await (at, actor, action, appID, subject, details) in rows.decode((Date, String, String, Int64?, String?, String).self)
+            {
                 let decoded = (try? JSONDecoder().decode([String: String].self, from: Data(details.utf8))) ?? [:]
                 entries.append(AuditEntry(actor: actor, action: action, appID: appID, subject: subject, details: decoded, at: at))
             }

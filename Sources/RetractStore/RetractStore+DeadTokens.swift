@@ -5,19 +5,19 @@ import PostgresNIO
 import RetractKit
 
 /// A token the push service said is no longer valid for an app.
-public struct DeadToken: Hashable, Sendable {
-    public var token: DeviceToken
+package struct DeadToken: Hashable, Sendable {
+    package var token: DeviceToken
     /// When the service says the token stopped being valid (APNs's 410
     /// timestamp), else when it answered.
-    public var since: Date
+    package var since: Date
     /// The service's reason, such as `Unregistered`.
-    public var reason: String
+    package var reason: String
     /// When the service answered. Deliveries recorded before it are skipped
     /// by retractions; a delivery recorded after it (the app registered the
     /// token again and was sent something newer) brings the token back.
-    public var learnedAt: Date
+    package var learnedAt: Date
 
-    public init(token: DeviceToken, since: Date, reason: String, learnedAt: Date = Date()) {
+    package init(token: DeviceToken, since: Date, reason: String, learnedAt: Date = Date()) {
         self.token = token
         self.since = since
         self.reason = reason
@@ -28,7 +28,7 @@ public struct DeadToken: Hashable, Sendable {
 extension RetractStore {
     /// Marks tokens dead for an app. A token marked again keeps the latest
     /// death: it may have come back (a newer delivery) and died again.
-    public func markDead(_ tokens: [DeadToken], appID: Int64) async throws(StoreError) {
+    package func markDead(_ tokens: [DeadToken], appID: Int64) async throws(StoreError) {
         guard !tokens.isEmpty else { return }
         try await perform("marking \(tokens.count) tokens dead", idempotent: true) {
             try await client.withConnection { connection in
@@ -62,7 +62,7 @@ extension RetractStore {
     }
 
     /// The dead token record for one token, if it is dead.
-    public func deadToken(_ token: DeviceToken, appID: Int64) async throws(StoreError) -> DeadToken? {
+    package func deadToken(_ token: DeviceToken, appID: Int64) async throws(StoreError) -> DeadToken? {
         let bytes = ByteBuffer(bytes: token.bytes)
         return try await perform("reading dead token", idempotent: true) {
             let rows = try await client.query(

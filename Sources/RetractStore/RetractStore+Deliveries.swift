@@ -12,7 +12,7 @@ extension RetractStore {
     ///   delivery (nothing is written then), ``StoreError/Code/notFound`` for an
     ///   unknown app.
     @discardableResult
-    public func record(_ deliveries: [Delivery], now: Date = Date()) async throws(StoreError) -> Int {
+    package func record(_ deliveries: [Delivery], now: Date = Date()) async throws(StoreError) -> Int {
         guard !deliveries.isEmpty else { return 0 }
         try validate(deliveries, now: now)
         try await checkAppsExist(Set(deliveries.map(\.appID)))
@@ -73,7 +73,7 @@ extension RetractStore {
     /// `limit` rows each, and the rows are merged here: a page costs the same
     /// early or late in a reference of millions, whatever the planner knows of
     /// the table's statistics.
-    public func devicePage(
+    package func devicePage(
         appID: Int64,
         references: [ReferenceID],
         after: DeviceToken? = nil,
@@ -111,7 +111,7 @@ extension RetractStore {
     }
 
     /// Every device of `references`, page by page; memory holds one page.
-    public func devices(
+    package func devices(
         appID: Int64,
         references: [ReferenceID],
         after: DeviceToken? = nil,
@@ -122,7 +122,7 @@ extension RetractStore {
     }
 
     /// Those of `references` with at least one recorded delivery for the app.
-    public func recordedReferences(appID: Int64, among references: [ReferenceID]) async throws(StoreError) -> Set<ReferenceID> {
+    package func recordedReferences(appID: Int64, among references: [ReferenceID]) async throws(StoreError) -> Set<ReferenceID> {
         let refs = Array(Set(references.map(\.rawValue)))
         return try await perform("looking up \(Self.describe(references))", idempotent: true) {
             let found = try await client.query(
@@ -137,7 +137,7 @@ extension RetractStore {
     }
 
     /// How many devices received any of `references`, the known-dead included.
-    public func countDevices(appID: Int64, references: [ReferenceID]) async throws(StoreError) -> Int {
+    package func countDevices(appID: Int64, references: [ReferenceID]) async throws(StoreError) -> Int {
         try await perform("counting devices of \(Self.describe(references))", idempotent: true) {
             let refs = references.map(\.rawValue)
             return try await client.query("SELECT retract_device_count(\(appID), \(refs)::text[])", logger: logger).values(of: Int.self)
@@ -152,9 +152,6 @@ extension RetractStore {
         let newest = now.addingTimeInterval(Retention.furthestAhead)
         for (index, delivery) in deliveries.enumerated() {
             let field = "deliveries[\(index)]"
-            if let problem = Delivery.problem(with: delivery.reference) {
-                throw StoreError(.invalidInput, "\(field).reference: \(problem)")
-            }
             if delivery.token.bytes.isEmpty || delivery.token.bytes.count > Delivery.maximumTokenLength {
                 throw StoreError(
                     .invalidInput,
@@ -191,8 +188,8 @@ extension RetractStore {
 }
 
 /// The devices of some references, one ``DevicePage`` at a time.
-public struct DeviceStream: AsyncSequence, Sendable {
-    public typealias Element = DevicePage
+package struct DeviceStream: AsyncSequence, Sendable {
+    package typealias Element = DevicePage
 
     let store: RetractStore
     let appID: Int64
@@ -201,12 +198,12 @@ public struct DeviceStream: AsyncSequence, Sendable {
     let through: DeviceToken?
     let pageSize: Int
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         let stream: DeviceStream
         var cursor: DeviceToken?
         var finished = false
 
-        public mutating func next() async throws(StoreError) -> DevicePage? {
+        package mutating func next() async throws(StoreError) -> DevicePage? {
             guard !finished else { return nil }
             let page = try await stream.store.devicePage(
                 appID: stream.appID, references: stream.references, after: cursor, through: stream.through, limit: stream.pageSize)
@@ -216,7 +213,7 @@ public struct DeviceStream: AsyncSequence, Sendable {
         }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator {
+    package func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(stream: self, cursor: after)
     }
 }

@@ -4,12 +4,12 @@ import PostgresNIO
 import RetractKit
 
 /// A retraction as one device sees it: only the references it received.
-public struct DeviceRetraction: Hashable, Sendable {
-    public var id: UUID
-    public var references: [ReferenceID]
-    public var retractedAt: Date
+package struct DeviceRetraction: Hashable, Sendable {
+    package var id: UUID
+    package var references: [ReferenceID]
+    package var retractedAt: Date
 
-    public init(id: UUID, references: [ReferenceID], retractedAt: Date) {
+    package init(id: UUID, references: [ReferenceID], retractedAt: Date) {
         self.id = id
         self.references = references
         self.retractedAt = retractedAt
@@ -19,25 +19,25 @@ public struct DeviceRetraction: Hashable, Sendable {
 /// Where a device's feed of retractions stopped: after this retraction, in
 /// the order their transactions were assigned (PostgreSQL's `xid8`). Travels
 /// as an opaque string.
-public struct DeviceFeedCursor: Hashable, Sendable {
-    public var transaction: UInt64
-    public var id: UUID
+package struct DeviceFeedCursor: Hashable, Sendable {
+    package var transaction: UInt64
+    package var id: UUID
 
-    public init(transaction: UInt64, id: UUID) {
+    package init(transaction: UInt64, id: UUID) {
         self.transaction = transaction
         self.id = id
     }
 
     /// The start of the feed.
-    public static let start = DeviceFeedCursor(transaction: 0, id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+    package static let start = DeviceFeedCursor(transaction: 0, id: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
 
     /// `v1.<transaction>.<id>`, base64url without padding.
-    public var encoded: String {
+    package var encoded: String {
         Data("v1.\(transaction).\(id.uuidString.lowercased())".utf8).base64URLEncodedString()
     }
 
     /// Reads a cursor made by ``encoded``; nil for anything else.
-    public init?(encoded: String) {
+    package init?(encoded: String) {
         guard encoded.count <= 128, let data = Data(base64URLEncoded: encoded), let text = String(data: data, encoding: .utf8) else {
             return nil
         }
@@ -64,7 +64,7 @@ extension RetractStore {
     /// the retractions that name any of them from the index on their
     /// references: the cost follows what the device received, not how many
     /// retractions the app has made.
-    public func retractions(
+    package func retractions(
         forDevice token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int
     ) async throws(StoreError) -> (retractions: [DeviceRetraction], cursor: DeviceFeedCursor, hasMore: Bool) {
         precondition(limit > 0, "a page holds at least one retraction")

@@ -3,7 +3,7 @@ import NIOCore
 import PostgresNIO
 
 /// What the ledger says of a request that carries an idempotency key.
-public enum IdempotencyClaim: Hashable, Sendable {
+package enum IdempotencyClaim: Hashable, Sendable {
     /// The key is this request's under `claim` (new, or its earlier holder
     /// died or stopped part-way): run the request, keep its claim alive with
     /// ``RetractStore/extendIdempotencyClaim(key:apiKeyID:claim:)``, then
@@ -20,13 +20,13 @@ public enum IdempotencyClaim: Hashable, Sendable {
 }
 
 /// An answer kept for replay.
-public struct IdempotentAnswer: Hashable, Sendable {
-    public var status: Int
-    public var body: [UInt8]
+package struct IdempotentAnswer: Hashable, Sendable {
+    package var status: Int
+    package var body: [UInt8]
     /// The `Location` header, when the answer had one.
-    public var location: String?
+    package var location: String?
 
-    public init(status: Int, body: [UInt8], location: String? = nil) {
+    package init(status: Int, body: [UInt8], location: String? = nil) {
         self.status = status
         self.body = body
         self.location = location
@@ -38,7 +38,7 @@ extension RetractStore {
     /// `requestHash`, or says what became of an earlier request with it. A
     /// claim not extended for a minute (its server died) is taken over; one
     /// that kept partial work, only by the same request.
-    public func claimIdempotencyKey(_ key: String, apiKeyID: UUID, requestHash: [UInt8]) async throws(StoreError) -> IdempotencyClaim {
+    package func claimIdempotencyKey(_ key: String, apiKeyID: UUID, requestHash: [UInt8]) async throws(StoreError) -> IdempotencyClaim {
         let hash = ByteBuffer(bytes: requestHash)
         let claim = UUID()
         // Not idempotent itself: a claim that happened unseen reads as in progress for a minute.
@@ -82,7 +82,7 @@ extension RetractStore {
     ///
     /// - Returns: false when the claim is no longer this request's.
     @discardableResult
-    public func extendIdempotencyClaim(key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) -> Bool {
+    package func extendIdempotencyClaim(key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) -> Bool {
         try await perform("extending an idempotency claim", idempotent: true) {
             !(try await client.query(
                 """
@@ -97,7 +97,7 @@ extension RetractStore {
 
     /// Keeps the answer to a claimed request, for replay; a claim taken over
     /// meanwhile is left alone.
-    public func keepIdempotentAnswer(key: String, apiKeyID: UUID, claim: UUID, answer: IdempotentAnswer) async throws(StoreError) {
+    package func keepIdempotentAnswer(key: String, apiKeyID: UUID, claim: UUID, answer: IdempotentAnswer) async throws(StoreError) {
         let buffer = ByteBuffer(bytes: answer.body)
         try await perform("keeping an idempotent answer", idempotent: true) {
             try await client.query(
@@ -112,7 +112,7 @@ extension RetractStore {
     /// Keeps what a claimed request had done when it stopped on an error, and
     /// lets the next request with the same key and body take the claim at once
     /// and resume from it (a request with another body gets a conflict).
-    public func keepPartialWork(key: String, apiKeyID: UUID, claim: UUID, partial: [UInt8]) async throws(StoreError) {
+    package func keepPartialWork(key: String, apiKeyID: UUID, claim: UUID, partial: [UInt8]) async throws(StoreError) {
         let buffer = ByteBuffer(bytes: partial)
         try await perform("keeping partial work for an idempotency key", idempotent: true) {
             try await client.query(
@@ -126,7 +126,7 @@ extension RetractStore {
 
     /// Lets a claimed key go, when its request failed: it may be used again.
     /// Partial work an earlier run kept stays with the key, for the next run.
-    public func releaseIdempotencyKey(_ key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) {
+    package func releaseIdempotencyKey(_ key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) {
         try await perform("releasing idempotency key", idempotent: true) {
             try await client.query(
                 """
@@ -147,7 +147,7 @@ extension RetractStore {
 
     /// Drops idempotency records older than the window.
     @discardableResult
-    public func dropExpiredIdempotencyRecords() async throws(StoreError) -> Int {
+    package func dropExpiredIdempotencyRecords() async throws(StoreError) -> Int {
         try await perform("dropping expired idempotency records", idempotent: true) {
             try await client.query(
                 """

@@ -8,7 +8,7 @@ extension RetractStore {
     ///
     /// - Returns: the names of the partitions dropped.
     @discardableResult
-    public func applyRetention(now: Date = Date()) async throws(StoreError) -> [String] {
+    package func applyRetention(now: Date = Date()) async throws(StoreError) -> [String] {
         let today = UTCDay(containing: now)
         try await ensurePartitions(forDays: Set((0...retention.daysAhead).map { today.adding(days: $0) }))
         let oldestKept = today.adding(days: -(retention.days - 1))
@@ -26,7 +26,7 @@ extension RetractStore {
     }
 
     /// The day partitions of `deliveries`, oldest first.
-    public func deliveryPartitionNames() async throws(StoreError) -> [String] {
+    package func deliveryPartitionNames() async throws(StoreError) -> [String] {
         try await deliveryPartitions().map(\.name)
     }
 

@@ -10,7 +10,7 @@ extension RetractStore {
     ///
     /// - Returns: the retraction, and whether it was made earlier with the
     ///   same idempotency key (nothing new was written then).
-    public func createRetraction(_ request: RetractionRequest) async throws(StoreError) -> (retraction: Retraction, replayed: Bool) {
+    package func createRetraction(_ request: RetractionRequest) async throws(StoreError) -> (retraction: Retraction, replayed: Bool) {
         try validate(request)
         let references = Array(Set(request.references)).sorted()
         let requestHash = ByteBuffer(bytes: Self.hash(of: request, references: references))
@@ -70,7 +70,7 @@ extension RetractStore {
         }
     }
 
-    public func retraction(id: UUID) async throws(StoreError) -> Retraction? {
+    package func retraction(id: UUID) async throws(StoreError) -> Retraction? {
         try await perform("reading retraction \(id)", idempotent: true) {
             try await Self.retractions(
                 from: client.query("SELECT \(unescaped: Self.retractionColumns) FROM retractions WHERE id = \(id)", logger: logger)
@@ -79,7 +79,7 @@ extension RetractStore {
     }
 
     /// Why devices of a retraction were given up on: devices per reason.
-    public func retractionFailures(id: UUID) async throws(StoreError) -> [String: Int] {
+    package func retractionFailures(id: UUID) async throws(StoreError) -> [String: Int] {
         try await perform("reading the failures of retraction \(id)", idempotent: true) {
             var failures: [String: Int] = [:]
             let rows = try await client.query(
@@ -91,7 +91,7 @@ extension RetractStore {
 
     /// Stops a retraction: its queued work is dropped, its state is `failed`
     /// with `reason`. A retraction already finished is left as it is.
-    public func failRetraction(id: UUID, reason: String) async throws(StoreError) {
+    package func failRetraction(id: UUID, reason: String) async throws(StoreError) {
         try await perform("failing retraction \(id)", idempotent: true) {
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.fail(id, reason: reason, on: connection, logger: logger)
@@ -114,9 +114,6 @@ extension RetractStore {
         guard !request.references.isEmpty else { throw StoreError(.invalidInput, "references: at least one reference") }
         guard request.references.count <= RetractionRequest.maximumReferences else {
             throw StoreError(.invalidInput, "references: \(request.references.count); at most \(RetractionRequest.maximumReferences)")
-        }
-        for (index, reference) in request.references.enumerated() {
-            if let problem = Delivery.problem(with: reference) { throw StoreError(.invalidInput, "references[\(index)]: \(problem)") }
         }
         if request.requestedBy.isEmpty { throw StoreError(.invalidInput, "requestedBy: who asked must be named") }
     }

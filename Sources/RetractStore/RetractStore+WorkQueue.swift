@@ -8,7 +8,7 @@ extension RetractStore {
     /// `FOR UPDATE SKIP LOCKED` so concurrent claimers never get the same item.
     /// An item not finished, split or released within `lease` is due again for
     /// any worker. With `retractions`, only their items are claimed.
-    public func claimWork(
+    package func claimWork(
         worker: String, limit: Int, lease: Duration, retractions: [UUID]? = nil
     ) async throws(StoreError) -> [ClaimedWorkItem] {
         let claim = UUID()
@@ -65,13 +65,13 @@ extension RetractStore {
     ///
     /// - Returns: the ids of the items that were still this worker's.
     @discardableResult
-    public func finish(_ results: [WorkResult]) async throws(StoreError) -> Set<Int64> {
+    package func finish(_ results: [WorkResult]) async throws(StoreError) -> Set<Int64> {
         try await finishReporting(results).held
     }
 
     /// ``finish(_:)``, also saying which retractions these items completed
     /// (`done` now) and how long each took from being made.
-    public func finishReporting(_ results: [WorkResult]) async throws(StoreError) -> (held: Set<Int64>, completed: [UUID: Duration]) {
+    package func finishReporting(_ results: [WorkResult]) async throws(StoreError) -> (held: Set<Int64>, completed: [UUID: Duration]) {
         guard !results.isEmpty else { return ([], [:]) }
         let retractionIDs = Array(Set(results.map(\.item.retractionID))).sorted { $0.uuidString < $1.uuidString }
         let ids = results.map(\.item.id)
@@ -95,29 +95,16 @@ extension RetractStore {
                         logger: logger
                     ).values(of: Int64.self))
 
-                var counts: [UUID: RetractionCounts] = [:]
-                var retries: [(UUID, PushRetry)] = []
-                var dead: [Int64: [DeadToken]] = [:]
-                var failures: [UUID: [String: Int]] = [:]
-                var stops: [UUID: String] = [:]
-                var remainders: [(UUID, PageRemainder)] = []
-                for result in results where deleted.contains(result.item.id) {
-                    if let reason = result.stopReason { stops[result.item.retractionID] = reason }
-                    if let remainder = result.remainder { remainders.append((result.item.retractionID, remainder)) }
-                    counts[result.item.retractionID, default: RetractionCounts()] += result.counts
-                    retries += result.retries.map { (result.item.retractionID, $0) }
-                    if let appID = appIDs[result.item.retractionID] { dead[appID, default: []] += result.deadTokens }
-                    failures[result.item.retractionID, default: [:]].merge(result.failures, uniquingKeysWith: +)
-                }
-                try await Self.insertRetries(retries, on: connection, logger: logger)
-                for (retractionID, remainder) in remainders {
+                let finished = FinishedWork(results.filter { deleted.contains($0.item.id) }, appIDs: appIDs)
+                try await Self.insertRetries(finished.retries, on: connection, logger: logger)
+                for (retractionID, remainder) in finished.remainders {
                     try await Self.insertRemainder(remainder, of: retractionID, on: connection, logger: logger)
                 }
-                try await Self.addFailures(failures, on: connection, logger: logger)
-                for (appID, tokens) in dead where !tokens.isEmpty {
+                try await Self.addFailures(finished.failures, on: connection, logger: logger)
+                for (appID, tokens) in finished.dead {
                     try await Self.markDead(tokens, appID: appID, on: connection, logger: logger)
                 }
-                for (id, delta) in counts {
+                for (id, delta) in finished.counts {
                     try await connection.query(
                         """
                         UPDATE retractions
@@ -130,7 +117,7 @@ extension RetractStore {
                         logger: logger
                     )
                 }
-                for (id, reason) in stops {
+                for (id, reason) in finished.stops {
                     try await Self.fail(id, reason: reason, on: connection, logger: logger)
                 }
                 let done = try await connection.query(
@@ -153,7 +140,7 @@ extension RetractStore {
     /// rest of the page as a new item another worker can take at once.
     ///
     /// - Returns: false when the claim lapsed; nothing changed then.
-    public func splitPage(_ item: ClaimedWorkItem, at token: DeviceToken) async throws(StoreError) -> Bool {
+    package func splitPage(_ item: ClaimedWorkItem, at token: DeviceToken) async throws(StoreError) -> Bool {
         guard case .page(let after, let through) = item.kind else {
             throw StoreError(.invalidInput, "work item \(item.id) is not a page")
         }
@@ -186,7 +173,7 @@ extension RetractStore {
     ///
     /// - Returns: false when the claim lapsed (or the item was finished).
     @discardableResult
-    public func release(_ item: ClaimedWorkItem, _ reason: ReleaseReason) async throws(StoreError) -> Bool {
+    package func release(_ item: ClaimedWorkItem, _ reason: ReleaseReason) async throws(StoreError) -> Bool {
         let (delay, counted, error, waiting): (Duration, Bool, String?, Int?) =
             switch reason {
             case .stopping: (.zero, false, "released by a stopping worker", nil)
@@ -224,7 +211,7 @@ extension RetractStore {
     ///
     /// - Returns: how many devices were counted failed; 0 when the claim lapsed.
     @discardableResult
-    public func giveUp(_ item: ClaimedWorkItem, appID: Int64, references: [ReferenceID], reason: String) async throws(StoreError) -> Int {
+    package func giveUp(_ item: ClaimedWorkItem, appID: Int64, references: [ReferenceID], reason: String) async throws(StoreError) -> Int {
         var counts = RetractionCounts()
         switch item.kind {
         case .push:
@@ -263,7 +250,7 @@ extension RetractStore {
     ///
     /// - Returns: the ids still held.
     @discardableResult
-    public func extendLease(_ items: [ClaimedWorkItem], by lease: Duration) async throws(StoreError) -> Set<Int64> {
+    package func extendLease(_ items: [ClaimedWorkItem], by lease: Duration) async throws(StoreError) -> Set<Int64> {
         guard !items.isEmpty else { return [] }
         let leaseMilliseconds = lease.milliseconds
         let ids = items.map(\.id)
@@ -283,7 +270,7 @@ extension RetractStore {
     }
 
     /// How many items are queued, due or not: for metrics and tests.
-    public func queuedWorkCount(retractionID: UUID? = nil) async throws(StoreError) -> Int {
+    package func queuedWorkCount(retractionID: UUID? = nil) async throws(StoreError) -> Int {
         try await perform("counting queued work", idempotent: true) {
             try await client.query(
                 "SELECT count(*) FROM work_items WHERE \(retractionID)::uuid IS NULL OR retraction_id = \(retractionID)", logger: logger

@@ -10,10 +10,10 @@ import PostgresNIO
 /// connection; errors come out as ``StoreError``. Operations that can run
 /// twice without harm (reads, idempotent writes) are tried again when the
 /// connection drops; the others report ``StoreError/Code/connectionLost``.
-public final class RetractStore: Sendable {
-    public let client: PostgresClient
+package final class RetractStore: Sendable {
+    package let client: PostgresClient
     /// How long deliveries are kept; older day partitions are dropped.
-    public let retention: Retention
+    package let retention: Retention
     let logger: Logger
     /// Day partitions of `deliveries` known to exist, so a write does not ask each time.
     let knownPartitions = NIOLockedValueBox<Set<String>>([])
@@ -26,7 +26,7 @@ public final class RetractStore: Sendable {
 
     /// A store over `client`, which the caller runs (`client.run()`), as a
     /// service of the server's lifecycle, say.
-    public init(client: PostgresClient, retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")) {
+    package init(client: PostgresClient, retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")) {
         self.client = client
         self.retention = retention
         self.logger = logger
@@ -35,7 +35,7 @@ public final class RetractStore: Sendable {
     /// Runs `body` with a store connected to `url`, and closes the connections
     /// when it returns. Connects once first, so an unreachable database is
     /// reported within seconds (see ``checkReachable(_:logger:)``).
-    public static func withStore<Result: Sendable>(
+    package static func withStore<Result: Sendable>(
         url: DatabaseURL,
         retention: Retention = Retention(),
         maximumConnections: Int = 20,
@@ -82,7 +82,7 @@ public final class RetractStore: Sendable {
     /// Opens and closes one connection to `url`. A pool keeps trying an
     /// unreachable database for a minute before it fails a request; a command
     /// at a terminal should say at once that the database is not there.
-    public static func checkReachable(_ url: DatabaseURL, logger: Logger) async throws(StoreError) {
+    package static func checkReachable(_ url: DatabaseURL, logger: Logger) async throws(StoreError) {
         do {
             let connection = try await PostgresConnection.connect(configuration: try url.connectionConfiguration(), id: 0, logger: logger)
             try await connection.close()
@@ -97,6 +97,7 @@ public final class RetractStore: Sendable {
 
     /// Runs `body`, mapping errors to ``StoreError``. An `idempotent` body is
     /// run again, up to twice, when the connection was lost.
+    @discardableResult
     func perform<Result>(
         _ operation: String,
         idempotent: Bool,
@@ -136,7 +137,7 @@ public final class RetractStore: Sendable {
     }
 
     /// Whether the database answers: for readiness checks.
-    public func ping() async throws(StoreError) {
+    package func ping() async throws(StoreError) {
         try await perform("checking the database", idempotent: true) {
             _ = try await client.query("SELECT 1", logger: logger).collect()
         }
@@ -144,25 +145,25 @@ public final class RetractStore: Sendable {
 }
 
 /// How long the ledger keeps deliveries.
-public struct Retention: Hashable, Sendable {
+package struct Retention: Hashable, Sendable {
     /// Days of deliveries kept, counting today.
-    public var days: Int
+    package var days: Int
     /// Day partitions made in advance.
-    public var daysAhead: Int
+    package var daysAhead: Int
 
-    public init(days: Int = 30, daysAhead: Int = 2) {
+    package init(days: Int = 30, daysAhead: Int = 2) {
         self.days = days
         self.daysAhead = daysAhead
     }
 
     /// The earliest send time a delivery recorded at `now` may have: the start
     /// of the oldest day kept. An older one would be dropped at once.
-    public func oldestKept(now: Date = Date()) -> Date {
+    package func oldestKept(now: Date = Date()) -> Date {
         UTCDay(containing: now).adding(days: -(days - 1)).start
     }
 
     /// How far ahead of `now` a send time may be.
-    public static let furthestAhead: TimeInterval = 24 * 60 * 60
+    package static let furthestAhead: TimeInterval = 24 * 60 * 60
 }
 
 extension PostgresRowSequence {
@@ -180,48 +181,4 @@ extension PostgresConnection {
     func rows(_ query: PostgresQuery, logger: Logger) async throws -> PostgresRowSequence {
         try await self.query(query, logger: logger)
     }
-}
-
-/// The result of whichever of two operations ends first; the other is
-/// cancelled and left to end on its own (it is not awaited). Cancelling the
-/// caller cancels both, and it returns with whichever then ends first.
-package func firstOf<Value: Sendable>(
-    _ first: @escaping @Sendable () async -> Value,
-    _ second: @escaping @Sendable () async -> Value
-) async -> Value {
-    let state = NIOLockedValueBox(FirstOfState())
-    return await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
-            let finish: @Sendable (Value) -> Void = { value in
-                let losers: [Task<Void, Never>]? = state.withLockedValue { state in
-                    guard !state.resumed else { return nil }
-                    state.resumed = true
-                    return state.tasks
-                }
-                guard let losers else { return }
-                continuation.resume(returning: value)
-                for task in losers { task.cancel() }
-            }
-            let started = [Task { finish(await first()) }, Task { finish(await second()) }]
-            // One may have ended, or the caller been cancelled, before the tasks were stored.
-            let cancelNow = state.withLockedValue { state in
-                state.tasks = started
-                return state.resumed || state.cancelled
-            }
-            if cancelNow { for task in started { task.cancel() } }
-        }
-    } onCancel: {
-        let tasks = state.withLockedValue { state in
-            state.cancelled = true
-            return state.tasks
-        }
-        for task in tasks { task.cancel() }
-    }
-}
-
-/// What ``firstOf(_:_:)`` tracks under its lock.
-private struct FirstOfState {
-    var resumed = false
-    var cancelled = false
-    var tasks: [Task<Void, Never>] = []
 }

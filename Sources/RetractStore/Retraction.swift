@@ -3,8 +3,8 @@ import RetractKit
 
 /// A request to take back one or more notifications of an app, and what has
 /// become of it.
-public struct Retraction: Hashable, Sendable {
-    public enum State: String, Hashable, Sendable, Codable {
+package struct Retraction: Hashable, Sendable {
+    package enum State: String, Hashable, Sendable, Codable {
         /// Made, no push sent yet.
         case queued
         /// Pushes are going out.
@@ -15,48 +15,48 @@ public struct Retraction: Hashable, Sendable {
         case failed
     }
 
-    public var id: UUID
-    public var appID: Int64
-    public var references: [ReferenceID]
-    public var requestedBy: String
-    public var reason: String?
-    public var dryRun: Bool
-    public var state: State
-    public var failure: String?
-    public var counts: RetractionCounts
+    package var id: UUID
+    package var appID: Int64
+    package var references: [ReferenceID]
+    package var requestedBy: String
+    package var reason: String?
+    package var dryRun: Bool
+    package var state: State
+    package var failure: String?
+    package var counts: RetractionCounts
     /// Why the devices counted in ``RetractionCounts/waiting`` wait: the
     /// service's connection error, such as "cannot connect to APNs: …".
-    public var waitingReason: String?
-    public var createdAt: Date
-    public var startedAt: Date?
-    public var finishedAt: Date?
-    public var updatedAt: Date
+    package var waitingReason: String?
+    package var createdAt: Date
+    package var startedAt: Date?
+    package var finishedAt: Date?
+    package var updatedAt: Date
 }
 
 /// The devices of a retraction and what became of them; also used as a change
 /// to apply to those counts.
-public struct RetractionCounts: Hashable, Sendable, Codable {
+package struct RetractionCounts: Hashable, Sendable, Codable {
     /// Devices found when the retraction was made.
-    public var total: Int
+    package var total: Int
     /// Devices whose push APNs accepted.
-    public var sent: Int
+    package var sent: Int
     /// Devices whose token the push service said is dead, and devices
     /// skipped because their token was known dead (``skipped``).
-    public var dead: Int
+    package var dead: Int
     /// Devices waiting for another attempt.
-    public var retrying: Int
+    package var retrying: Int
     /// Devices given up on.
-    public var failed: Int
+    package var failed: Int
     /// Of ``dead``, the devices not sent to because their token was known
     /// dead and no delivery of the retraction's references was newer than
     /// its death. In a dry run, the devices the retraction would skip.
-    public var skipped: Int
+    package var skipped: Int
     /// Of the pending devices, those whose push could not reach the service
     /// at their last attempt: they wait for it to come back. Read from the
     /// queue, not a change a finished item applies.
-    public var waiting: Int
+    package var waiting: Int
 
-    public init(total: Int = 0, sent: Int = 0, dead: Int = 0, retrying: Int = 0, failed: Int = 0, skipped: Int = 0, waiting: Int = 0) {
+    package init(total: Int = 0, sent: Int = 0, dead: Int = 0, retrying: Int = 0, failed: Int = 0, skipped: Int = 0, waiting: Int = 0) {
         self.total = total
         self.sent = sent
         self.dead = dead
@@ -67,36 +67,36 @@ public struct RetractionCounts: Hashable, Sendable, Codable {
     }
 
     /// Devices not yet settled: neither sent, dead nor failed.
-    public var pending: Int { max(total - sent - dead - failed, 0) }
+    package var pending: Int { max(total - sent - dead - failed, 0) }
 
     /// Whether every device is settled: sent, dead or failed. A `done`
     /// retraction whose deliveries were all kept meets it.
-    public var isSettled: Bool { sent + dead + failed == total }
+    package var isSettled: Bool { sent + dead + failed == total }
 
-    public static func + (lhs: RetractionCounts, rhs: RetractionCounts) -> RetractionCounts {
+    package static func + (lhs: RetractionCounts, rhs: RetractionCounts) -> RetractionCounts {
         RetractionCounts(
             total: lhs.total + rhs.total, sent: lhs.sent + rhs.sent, dead: lhs.dead + rhs.dead,
             retrying: lhs.retrying + rhs.retrying, failed: lhs.failed + rhs.failed, skipped: lhs.skipped + rhs.skipped,
             waiting: lhs.waiting + rhs.waiting)
     }
 
-    public static func += (lhs: inout RetractionCounts, rhs: RetractionCounts) { lhs = lhs + rhs }
+    package static func += (lhs: inout RetractionCounts, rhs: RetractionCounts) { lhs = lhs + rhs }
 }
 
 /// What asking for a retraction takes.
-public struct RetractionRequest: Hashable, Sendable {
-    public var appID: Int64
-    public var references: [ReferenceID]
+package struct RetractionRequest: Hashable, Sendable {
+    package var appID: Int64
+    package var references: [ReferenceID]
     /// Who asked: an API key's name, a user at a terminal.
-    public var requestedBy: String
-    public var reason: String?
+    package var requestedBy: String
+    package var reason: String?
     /// Count the devices, send nothing.
-    public var dryRun: Bool
+    package var dryRun: Bool
     /// The same key with the same request returns the first retraction; with
     /// another request it is ``StoreError/Code/idempotencyConflict``.
-    public var idempotencyKey: String?
+    package var idempotencyKey: String?
 
-    public init(
+    package init(
         appID: Int64, references: [ReferenceID], requestedBy: String, reason: String? = nil, dryRun: Bool = false,
         idempotencyKey: String? = nil
     ) {
@@ -109,5 +109,5 @@ public struct RetractionRequest: Hashable, Sendable {
     }
 
     /// The most references one retraction may name.
-    public static let maximumReferences = 1000
+    package static let maximumReferences = 1000
 }

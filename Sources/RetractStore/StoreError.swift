@@ -3,47 +3,47 @@ import _ConnectionPoolModule
 
 /// What went wrong in the ledger, with a stable ``code`` to switch on and a
 /// message that says which operation and which value.
-public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The database cannot be reached, or the connection dropped mid-operation.
-        public static let connectionLost = Code("connection_lost")
+        package static let connectionLost = Code("connection_lost")
         /// A row with the same key exists.
-        public static let uniqueViolation = Code("unique_violation")
+        package static let uniqueViolation = Code("unique_violation")
         /// A row refers to one that does not exist (an unknown app, say).
-        public static let foreignKeyViolation = Code("foreign_key_violation")
+        package static let foreignKeyViolation = Code("foreign_key_violation")
         /// A value the schema does not accept.
-        public static let checkViolation = Code("check_violation")
+        package static let checkViolation = Code("check_violation")
         /// Input refused before it reached the database.
-        public static let invalidInput = Code("invalid_input")
+        package static let invalidInput = Code("invalid_input")
         /// Something the operation needs does not exist.
-        public static let notFound = Code("not_found")
+        package static let notFound = Code("not_found")
         /// An idempotency key reused with a different request.
-        public static let idempotencyConflict = Code("idempotency_conflict")
+        package static let idempotencyConflict = Code("idempotency_conflict")
         /// The database's schema is not the one this binary knows.
-        public static let schemaMismatch = Code("schema_mismatch")
+        package static let schemaMismatch = Code("schema_mismatch")
         /// A migration failed; nothing of it was applied.
-        public static let migrationFailed = Code("migration_failed")
+        package static let migrationFailed = Code("migration_failed")
         /// Any other database error.
-        public static let database = Code("database")
+        package static let database = Code("database")
 
-        public let rawValue: String
+        package let rawValue: String
         private init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public var code: Code
+    package var code: Code
     /// What was being done and what was wrong, in one line.
-    public var message: String
+    package var message: String
     /// PostgreSQL's SQLSTATE, when the database answered with an error.
-    public var sqlState: String?
+    package var sqlState: String?
 
-    public init(_ code: Code, _ message: String, sqlState: String? = nil) {
+    package init(_ code: Code, _ message: String, sqlState: String? = nil) {
         self.code = code
         self.message = message
         self.sqlState = sqlState
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension StoreError {

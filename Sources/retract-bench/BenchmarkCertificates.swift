@@ -3,6 +3,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import RetractAPNs
+import SimulatorSupport
 
 /// `retract-bench certs`: a server certificate for the HTTP/2 sink, a signing
 /// key, and a provider token for h2load, written to a folder.

@@ -150,8 +150,3 @@ func peakResidentMiB() -> Double {
     else { return -1 }
     return kilobytes / 1024
 }
-
-struct CommandFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

@@ -17,7 +17,8 @@ final class ChaosStage: Sendable {
     private let cleanup: SignalCleanup.Registration
 
     private init(
-        retract: String, workerLogLevel: String, postgres: ThrowawayPostgres, folder: URL, logger: Logger, children: NIOLockedValueBox<[Int32: ChildProcess]>,
+        retract: String, workerLogLevel: String, postgres: ThrowawayPostgres, folder: URL, logger: Logger,
+        children: NIOLockedValueBox<[Int32: ChildProcess]>,
         cleanup: SignalCleanup.Registration
     ) {
         self.retract = retract
@@ -46,7 +47,8 @@ final class ChaosStage: Sendable {
             try? FileManager.default.removeItem(at: folder)
         }
         return ChaosStage(
-            retract: retract, workerLogLevel: workerLogLevel, postgres: postgres, folder: folder, logger: logger, children: children, cleanup: registration)
+            retract: retract, workerLogLevel: workerLogLevel, postgres: postgres, folder: folder, logger: logger, children: children,
+            cleanup: registration)
     }
 
     func stop(keepingLogs: Bool = false) {
@@ -84,8 +86,8 @@ final class ChaosStage: Sendable {
         process.environment = Self.baseEnvironment.merging(environment) { $1 }
         let output = folder.appendingPathComponent("run-\(UUID().uuidString.prefix(8)).out")
         let errors = folder.appendingPathComponent("run-\(UUID().uuidString.prefix(8)).err")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: output)
             try? FileManager.default.removeItem(at: errors)
@@ -108,7 +110,7 @@ final class ChaosStage: Sendable {
         process.arguments = arguments
         process.environment = Self.baseEnvironment.merging(environment) { $1 }
         let log = folder.appendingPathComponent("\(name).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let handle = try FileHandle(forWritingTo: log)
         process.standardOutput = handle
         process.standardError = handle

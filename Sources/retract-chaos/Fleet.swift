@@ -6,6 +6,7 @@ import PostgresNIO
 import RetractFCM
 import RetractKit
 import RetractStore
+import SimulatorSupport
 
 /// One scenario's world: the APNs simulator (and FCM's, for a mixed app)
 /// in this process, holding every device's inbox; a database of its own;
@@ -41,17 +42,12 @@ final class Fleet: Sendable {
     /// Runs `body` with simulators started with `faults` (and FCM's when
     /// `fcm`), on a new database; everything is stopped afterwards.
     static func with<Result: Sendable>(
-        _ stage: ChaosStage, name: String, faults: SimulatorFaults, fcm withFCM: Bool = false, _ body: (Fleet) async throws -> Result
+        _ stage: ChaosStage, name: String, faults: APNsSimulatorFaults, fcm withFCM: Bool = false, _ body: (Fleet) async throws -> Result
     ) async throws -> Result {
         let folder = stage.folder.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let key = P256.Signing.PrivateKey()
-        let keyPath = folder.appendingPathComponent("AuthKey_\(keyID).p8").path
-        try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyPath))
-        let apns = try await APNsSimulator.start(
-            SimulatorConfiguration(
-                tls: .selfSigned(writingTo: folder),
-                tokenKeys: [SimulatorTokenKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)], faults: faults))
+        let (apns, keyPath) = try await APNsSimulator.start(
+            withNewKeyIn: folder, keyID: keyID, teamID: teamID, configuration: APNsSimulatorConfiguration(faults: faults))
         var fcm: FCMSimulator?
         var serviceAccountPath: String?
         var environment = ["APNS_CA_FILE": folder.appendingPathComponent("simulator-ca.pem").path]
@@ -191,7 +187,7 @@ final class Fleet: Sendable {
         var state: String
         var total: Int
         var sent: Int
-        var dead: Int
+        var unregistered: Int
         var failed: Int
         var skipped: Int
         var failures: [String: Int]
@@ -226,13 +222,13 @@ struct Screen {
     /// Devices that still show the notification.
     var showing: [DeviceToken] = []
 
-    mutating func add(_ pushes: [ReceivedPush], reference: ReferenceID, token: DeviceToken) async {
+    mutating func add(_ pushes: [APNsReceivedPush], reference: ReferenceID, token: DeviceToken) async {
         let removals = pushes.filter {
             $0.pushType == "background" && RetractPayload.retraction(in: $0.userInfo)?.contains(reference) == true
         }
         if !removals.isEmpty { reached += 1 }
         duplicates += max(removals.count - 1, 0)
-        let replayed = await SimulatedDevice.replay(pushes)
+        let replayed = await APNsSimulatedDevice.replay(pushes)
         if replayed.showing.contains(where: { $0.referenceID == reference }) { showing.append(token) }
     }
 }

@@ -63,8 +63,8 @@ struct Outcome: Sendable {
         failed = account.failed
         showing = screen.showing.count
         if retraction.state != .done { problems.append("state \(retraction.state.rawValue): \(retraction.failure ?? "")") }
-        if account.sent + account.dead + account.failed != account.total {
-            problems.append("sent \(account.sent) + dead \(account.dead) + failed \(account.failed) ≠ \(account.total) devices")
+        if account.sent + account.unregistered + account.failed != account.total {
+            problems.append("sent \(account.sent) + dead \(account.unregistered) + failed \(account.failed) ≠ \(account.total) devices")
         }
         if !expectFailed.contains(account.failed) {
             problems.append("\(account.failed) failed, expected \(expectFailed): \(account.failures)")
@@ -92,7 +92,7 @@ struct Scenario: Sendable {
     ) { stage, size in
         var outcome = Outcome(scenario: "worker-killed")
         let devices = ChaosTokens.apns(0..<size.killed)
-        return try await Fleet.with(stage, name: "worker-killed", faults: SimulatorFaults(latency: size.latency)) { fleet in
+        return try await Fleet.with(stage, name: "worker-killed", faults: APNsSimulatorFaults(latency: size.latency)) { fleet in
             try fleet.addApp("broadcast")
             try fleet.send("spring-sale", app: "broadcast", tokens: devices)
             var killedAt: Int?
@@ -119,7 +119,7 @@ struct Scenario: Sendable {
     ) { stage, size in
         var outcome = Outcome(scenario: "postgres-restart")
         let devices = ChaosTokens.apns(0..<size.restarted)
-        return try await Fleet.with(stage, name: "postgres-restart", faults: SimulatorFaults(latency: size.latency)) { fleet in
+        return try await Fleet.with(stage, name: "postgres-restart", faults: APNsSimulatorFaults(latency: size.latency)) { fleet in
             try fleet.addApp("restart")
             try fleet.send("m", app: "restart", tokens: devices)
             var restartedAt: Int?
@@ -146,7 +146,7 @@ struct Scenario: Sendable {
     ) { stage, size in
         var outcome = Outcome(scenario: "apns-outage")
         let devices = ChaosTokens.apns(0..<size.outage)
-        return try await Fleet.with(stage, name: "apns-outage", faults: SimulatorFaults(latency: size.latency)) { fleet in
+        return try await Fleet.with(stage, name: "apns-outage", faults: APNsSimulatorFaults(latency: size.latency)) { fleet in
             try fleet.addApp("outage")
             try fleet.send("m", app: "outage", tokens: devices)
             // A retry budget far shorter than the outage: waiting for APNs must not spend it.
@@ -192,7 +192,7 @@ struct Scenario: Sendable {
     ) { stage, size in
         var outcome = Outcome(scenario: "throttled")
         let devices = ChaosTokens.apns(0..<size.throttled)
-        let faults = SimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 42, goAwayAfterStreams: 500)
+        let faults = APNsSimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 42, goAwayAfterStreams: 500)
         return try await Fleet.with(stage, name: "throttled", faults: faults) { fleet in
             try fleet.addApp("throttled")
             // The originals, sent through the same faults, are retried until accepted.
@@ -215,7 +215,8 @@ struct Scenario: Sendable {
         var outcome = Outcome(scenario: "sender-id-mismatch")
         let iPhones = ChaosTokens.apns(0..<size.mixed / 2)
         let androids = ChaosTokens.fcm(0..<size.mixed / 2)
-        return try await Fleet.with(stage, name: "sender-id-mismatch", faults: SimulatorFaults(latency: size.latency), fcm: true) { fleet in
+        return try await Fleet.with(stage, name: "sender-id-mismatch", faults: APNsSimulatorFaults(latency: size.latency), fcm: true) {
+            fleet in
             try fleet.addApp("mixed", fcm: true)
             try fleet.send("m", app: "mixed", tokens: iPhones)
             try fleet.send("m", app: "mixed", tokens: androids, via: .fcm)
@@ -243,7 +244,7 @@ struct Scenario: Sendable {
         let uninstalled = Array(devices.prefix(max(size.revived / 20, 10)))
         let reinstalled = Array(uninstalled.prefix(uninstalled.count / 2))
         let stillGone = Array(uninstalled.dropFirst(reinstalled.count))
-        return try await Fleet.with(stage, name: "dead-then-revived", faults: SimulatorFaults(latency: size.latency)) { fleet in
+        return try await Fleet.with(stage, name: "dead-then-revived", faults: APNsSimulatorFaults(latency: size.latency)) { fleet in
             try fleet.addApp("reinstall")
             try fleet.send("old", app: "reinstall", tokens: devices)
             for token in uninstalled { fleet.apns.unregister(deviceToken: token.hex) }
@@ -267,9 +268,9 @@ struct Scenario: Sendable {
             let reachable = devices.filter { !stillGone.contains($0) }
             let screen = await fleet.screen(of: "new", apnsDevices: reachable)
             outcome.check(Fleet.Run(id: id, retraction: finished, seconds: seconds), account: account, screen: screen, maxDuplicates: 0)
-            if (account.sent, account.dead, account.skipped) != (reachable.count, stillGone.count, stillGone.count) {
+            if (account.sent, account.unregistered, account.skipped) != (reachable.count, stillGone.count, stillGone.count) {
                 outcome.problems.append(
-                    "the newer retraction: sent \(account.sent), dead \(account.dead) (skipped \(account.skipped)); expected \(reachable.count), \(stillGone.count) (\(stillGone.count))"
+                    "the newer retraction: sent \(account.sent), dead \(account.unregistered) (skipped \(account.skipped)); expected \(reachable.count), \(stillGone.count) (\(stillGone.count))"
                 )
             }
             if secondOld?.state != .done || (oldAccount.sent, oldAccount.skipped) != (devices.count - uninstalled.count, uninstalled.count)
@@ -292,7 +293,7 @@ struct Scenario: Sendable {
         let devices = ChaosTokens.apns(0..<size.poison)
         let dead = devices[devices.count / 2]
         let attempts = 4
-        return try await Fleet.with(stage, name: "poison", faults: SimulatorFaults(latency: size.latency)) { fleet in
+        return try await Fleet.with(stage, name: "poison", faults: APNsSimulatorFaults(latency: size.latency)) { fleet in
             try fleet.addApp("poison")
             try fleet.send("m", app: "poison", tokens: devices)
             fleet.apns.unregister(deviceToken: dead.hex)

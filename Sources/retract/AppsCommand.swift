@@ -69,15 +69,17 @@ struct AppsCommand: AsyncParsableCommand {
         func run() async throws {
             do {
                 let registration = try registration()
-                try Self.checkCredentials(registration)
-                let app = try await database.withStore { store in try await store.registerApp(registration, actor: Self.actor) }
+                let passphrase = ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"]
+                let app = try await database.withStore { store in
+                    let engine = RetractEngine(
+                        store: store, transports: PushTransports(settings: APNsSettings(certificatePassphrase: passphrase)))
+                    return try await engine.registerApp(registration, actor: Self.actor)
+                }
                 if json {
                     try printJSON(app)
                 } else {
                     print("registered app \(app.name) (id \(app.id)): \(app.topic), \(app.environment.rawValue), \(describe(app))")
                 }
-            } catch let error as StoreError where error.code == .uniqueViolation {
-                throw fail("apps add", RetractError(.invalidInput, "an app named \"\(name)\" is registered already"))
             } catch {
                 throw fail("apps add", error)
             }
@@ -112,20 +114,8 @@ struct AppsCommand: AsyncParsableCommand {
             let registration = AppRegistration(
                 name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication,
                 fcmServiceAccountPath: fcmPath)
-            if let problem = registration.problem { throw RetractError(.invalidInput, problem) }
+            if let problem = registration.problem { throw RetractError(problem) }
             return registration
-        }
-
-        /// Reads the key, certificate and service account as the sender will, so a bad file is found now.
-        static func checkCredentials(_ registration: AppRegistration) throws(RetractError) {
-            if registration.authentication != .fcmOnly {
-                try PushTransports.checkCredentials(
-                    registration.authentication, app: registration.name,
-                    passphrase: ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"])
-            }
-            if let path = registration.fcmServiceAccountPath {
-                _ = try PushTransports.fcmServiceAccount(path: path, app: registration.name)
-            }
         }
 
         private func absolute(_ path: String) -> String {

@@ -100,11 +100,11 @@ struct DemoCommand: AsyncParsableCommand {
     ) async throws {
         try await RetractStore.withStore(url: url, maximumConnections: 8, logger: logger) { store in
             try await MigrationRunner().migrate(store)
-            let app = try await store.registerApp(
-                services.registration(name: "demo-\(UUID().uuidString.prefix(6).lowercased())"), actor: "demo")
             let transports = services.transports(logger: logger)
             let engine = RetractEngine(store: store, transports: transports, logger: logger)
             do {
+                let app = try await engine.registerApp(
+                    services.registration(name: "demo-\(UUID().uuidString.prefix(6).lowercased())"), actor: "demo")
                 try await demo(engine: engine, app: app, ledger: ledger, devices: devices, uninstalled: uninstalled, services: services)
                 await transports.shutdown()
             } catch {
@@ -164,7 +164,8 @@ struct DemoCommand: AsyncParsableCommand {
             "   after:  \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; \(stillShowing.count) still show it"
         )
         print(
-            "   dead:   \(account.dead) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them")
+            "   unregistered: \(account.unregistered) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them"
+        )
         guard stillShowing.isEmpty, account.exitCode == 0 else {
             throw DemoFailure(description: "\(stillShowing.count) reachable devices still show the notification")
         }

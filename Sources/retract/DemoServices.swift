@@ -7,6 +7,7 @@ import Logging
 import RetractCore
 import RetractKit
 import RetractStore
+import SimulatorSupport
 
 /// How `retract demo` reaches its devices.
 enum DemoTransport: String, ExpressibleByArgument, CaseIterable {
@@ -34,14 +35,7 @@ struct DemoServices {
         var services = DemoServices()
         if transport.services.contains(.apns) {
             // A signing key as Apple issues it (.p8), and a simulator that trusts it.
-            let key = P256.Signing.PrivateKey()
-            let keyPath = folder.appendingPathComponent("AuthKey_\(keyID).p8").path
-            try Data(key.pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyPath))
-            let simulator = try await APNsSimulator.start(
-                SimulatorConfiguration(
-                    tls: .selfSigned(writingTo: folder),
-                    tokenKeys: [SimulatorTokenKey(keyID: keyID, teamID: teamID, publicKey: key.publicKey)]))
-            services.apns = (simulator, keyPath)
+            services.apns = try await APNsSimulator.start(withNewKeyIn: folder, keyID: keyID, teamID: teamID)
         }
         if transport.services.contains(.fcm) {
             do {
@@ -122,7 +116,7 @@ struct DemoServices {
     }
 
     /// What a device received, as APNs handed it to the iPhone.
-    func received(by token: DeviceToken, via service: PushService) -> [ReceivedPush] {
+    func received(by token: DeviceToken, via service: PushService) -> [APNsReceivedPush] {
         switch service {
         case .apns: apns?.simulator.inbox(for: token.hex) ?? []
         case .fcm: fcm?.simulator.inbox(for: service.text(of: token)).map(\.asAPNsPush) ?? []
@@ -134,7 +128,7 @@ struct DemoServices {
         var showing: Set<DeviceToken> = []
         for (service, tokens) in devices {
             for token in tokens {
-                let screen = await SimulatedDevice.replay(received(by: token, via: service)).showing
+                let screen = await APNsSimulatedDevice.replay(received(by: token, via: service)).showing
                 if screen.contains(where: { $0.referenceID == reference }) { showing.insert(token) }
             }
         }

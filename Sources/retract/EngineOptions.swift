@@ -66,6 +66,12 @@ struct EngineOptions: ParsableArguments {
             settings.retryBudget = .seconds(retryBudget * 60)
         }
         if let itemAttempts { settings.itemAttempts = itemAttempts }
+        if let retryBaseDelay {
+            guard (1...60_000).contains(retryBaseDelay) else {
+                throw RetractError(.invalidInput, "--retry-base-delay \(retryBaseDelay): 1 to 60000 ms")
+            }
+            settings.retryPolicy.baseDelay = .milliseconds(retryBaseDelay)
+        }
         if let problem = settings.problem { throw RetractError(.invalidInput, "--\(problem)") }
         if let connections, !(1...64).contains(connections) {
             throw RetractError(.invalidInput, "--connections \(connections): 1 to 64")
@@ -76,12 +82,6 @@ struct EngineOptions: ParsableArguments {
     func apnsSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> APNsSettings {
         var settings = APNsSettings()
         if let connections { settings.connectionsPerApp = connections }
-        if let retryBaseDelay {
-            guard (1...60_000).contains(retryBaseDelay) else {
-                throw RetractError(.invalidInput, "--retry-base-delay \(retryBaseDelay): 1 to 60000 ms")
-            }
-            settings.retryPolicy.baseDelay = .milliseconds(Int64(retryBaseDelay))
-        }
         settings.certificatePassphrase = environment["APNS_CERTIFICATE_PASSPHRASE"]
         if let pem = try Self.certificate(apnsCA ?? environment["APNS_CA_FILE"], flag: "--apns-ca") {
             settings.additionalTrustRootsPEM = [pem]
@@ -89,9 +89,9 @@ struct EngineOptions: ParsableArguments {
         return settings
     }
 
-    /// How FCM is reached: the same attempts and backoff as APNs.
+    /// How FCM is reached.
     func fcmSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> FCMSettings {
-        var settings = FCMSettings(retryPolicy: try apnsSettings(environment: environment).retryPolicy)
+        var settings = FCMSettings()
         if let endpoint = fcmEndpoint ?? environment["FCM_ENDPOINT"], !endpoint.isEmpty {
             guard let url = URL(string: endpoint), url.scheme == "https", url.host != nil, !endpoint.containsControlCharacters else {
                 throw RetractError(.invalidInput, "--fcm-endpoint \"\(endpoint.prefix(200))\": an https:// URL")

@@ -57,15 +57,18 @@ struct NotificationCommand: AsyncParsableCommand {
     func run() async throws {
         // Lines in order with the progress on stderr, even into a pipe.
         lineBufferStandardOutput()
-        let account: RetractionAccount
+        let account: RetractionView
         do {
             guard !references.isEmpty else { throw RetractError(.invalidInput, "give at least one reference") }
+            let references = try references.map { (text) throws(RetractError) in
+                try ReferenceID(argument: text, name: "reference \"\(text.prefix(80))\"")
+            }
             account = try await engine.withEngine(database, lease: lease) { engine in
                 let app = try await engine.app(named: app)
                 // A key that cannot be read stops the command before anything is written.
-                if !dryRun { try engine.transports.checkTransports(for: app) }
+                if !dryRun { try engine.checkCredentials(of: app) }
                 let (retraction, unknown) = try await engine.startRetraction(
-                    app: app, references: references.map { ReferenceID($0) }, requestedBy: AppsCommand.Add.actor, reason: reason,
+                    app: app, references: references, requestedBy: AppsCommand.Add.actor, reason: reason,
                     dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true)
                 if !unknown.isEmpty {
                     printError(
@@ -73,7 +76,7 @@ struct NotificationCommand: AsyncParsableCommand {
                     )
                 }
                 if noWait || retraction.state == .done || retraction.state == .failed {
-                    return RetractionAccount(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
+                    return RetractionView(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
                 }
                 return try await Self.follow(retraction, app: app, engine: engine)
             }
@@ -85,7 +88,7 @@ struct NotificationCommand: AsyncParsableCommand {
     }
 
     /// Works on the retraction in this process until it is finished, showing progress.
-    static func follow(_ retraction: Retraction, app: App, engine: RetractEngine) async throws -> RetractionAccount {
+    static func follow(_ retraction: Retraction, app: App, engine: RetractEngine) async throws -> RetractionView {
         var display = ProgressDisplay()
         let worker = RetractionWorker(engine: engine)
         let workerEnded = NIOLockedValueBox(false)
@@ -107,7 +110,7 @@ struct NotificationCommand: AsyncParsableCommand {
         let status = try await engine.status(of: retraction.id)
         display.show(status.retraction)
         display.finish()
-        return RetractionAccount(status, app: app.name, seconds: display.elapsedSeconds)
+        return RetractionView(status, app: app.name, seconds: display.elapsedSeconds)
     }
 }
 
@@ -128,14 +131,14 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let account: RetractionAccount
+        let account: RetractionView
         do {
             guard let uuid = UUID(uuidString: id) else { throw RetractError(.invalidInput, "\"\(id)\" is not a retraction id (a UUID)") }
             account = try await database.withStore { store in
                 let engine = RetractEngine(store: store, transports: PushTransports())
                 let status = try await engine.status(of: uuid)
                 let app = try await store.app(id: status.retraction.appID)
-                return RetractionAccount(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil)
+                return RetractionView(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil)
             }
         } catch {
             throw fail("status", error)

@@ -32,7 +32,7 @@ struct ProgressDisplay {
         } else if ContinuousClock.now - lastLine >= .seconds(2) {
             lastLine = .now
             printError(
-                "progress: \(settled)/\(counts.total) settled (sent \(counts.sent), dead \(counts.dead), failed \(counts.failed), retrying \(counts.retrying)), \(Int(rate))/s, ETA \(eta)"
+                "progress: \(settled)/\(counts.total) settled (sent \(counts.sent), unregistered \(counts.dead), failed \(counts.failed), retrying \(counts.retrying)), \(Int(rate))/s, ETA \(eta)"
                     + Self.waiting(retraction, separator: "; "))
         }
     }
@@ -54,50 +54,7 @@ struct ProgressDisplay {
 }
 
 /// A retraction's final account, as text and as JSON.
-struct RetractionAccount: Encodable {
-    var id: String
-    var app: String
-    var references: [String]
-    var state: String
-    var failure: String?
-    var dryRun: Bool
-    var total: Int
-    var sent: Int
-    var dead: Int
-    var failed: Int
-    var retrying: Int
-    var pending: Int
-    /// Of `dead`, the devices skipped because their token was known dead.
-    var skipped: Int
-    /// Of `pending`, the devices waiting for their service to come back.
-    var waiting: Int
-    var waitingReason: String?
-    var failures: [String: Int]
-    var hints: [String]
-    var seconds: Double?
-
-    init(_ status: RetractionStatus, app: String, seconds: Double?) {
-        let retraction = status.retraction
-        id = retraction.id.uuidString.lowercased()
-        self.app = app
-        references = retraction.references.map(\.rawValue)
-        state = retraction.state.rawValue
-        failure = retraction.failure
-        dryRun = retraction.dryRun
-        total = retraction.counts.total
-        sent = retraction.counts.sent
-        dead = retraction.counts.dead
-        failed = retraction.counts.failed
-        retrying = retraction.counts.retrying
-        pending = retraction.counts.pending
-        skipped = retraction.counts.skipped
-        waiting = retraction.counts.waiting
-        waitingReason = retraction.waitingReason
-        failures = status.failures
-        hints = status.hints
-        self.seconds = seconds
-    }
-
+extension RetractionView {
     var text: String {
         var lines = ["retraction \(id) of \(references.joined(separator: ", ")) (app \(app)): \(state)"]
         if dryRun {
@@ -105,17 +62,17 @@ struct RetractionAccount: Encodable {
             lines.append("  dry run: \(total - skipped) devices would get a removal push\(known); nothing was sent")
             return lines.joined(separator: "\n")
         }
-        var reached = "  devices: \(total) · sent \(sent) · dead \(dead)"
+        var reached = "  devices: \(total) · sent \(sent) · unregistered \(unregistered)"
         if skipped > 0 { reached += " (\(skipped) known dead, skipped)" }
         reached += " · failed \(failed)"
         if pending > 0 { reached += " · pending \(pending)" }
         if let seconds, seconds > 0 {
-            reached += String(format: " · %.1fs, %.0f devices/s", seconds, Double(sent + dead + failed) / seconds)
+            reached += String(format: " · %.1fs, %.0f devices/s", seconds, Double(sent + unregistered + failed) / seconds)
         }
         lines.append(reached)
         if waiting > 0 { lines.append("  waiting: \(waiting) devices for the service to come back (\(waitingReason ?? "unreachable"))") }
         for (reason, count) in failures.sorted(by: { $0.value > $1.value }) { lines.append("  failed: \(count) × \(reason)") }
-        for hint in hints { lines.append("  hint: \(hint)") }
+        for hint in hints ?? [] { lines.append("  hint: \(hint)") }
         if let failure { lines.append("  stopped: \(failure)") }
         return lines.joined(separator: "\n")
     }

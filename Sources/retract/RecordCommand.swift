@@ -33,8 +33,7 @@ struct RecordCommand: AsyncParsableCommand {
             let service = tokens.transport
             let tokens = try tokens.read()
             let sentAt = try sentDate()
-            let reference = ReferenceID(reference)
-            if let problem = Delivery.problem(with: reference) { throw RetractError(.invalidInput, "--reference: \(problem)") }
+            let reference = try ReferenceID(argument: reference, name: "--reference")
             let recorded = try await database.withStore { store in
                 let engine = RetractEngine(store: store, transports: PushTransports())
                 return try await engine.record(
@@ -107,9 +106,10 @@ struct SendCommand: AsyncParsableCommand {
                 throw RetractError(.invalidInput, "--payload \(error)")
             }
             let collapse = try collapseChoice()
+            let reference = try ReferenceID(argument: reference, name: "--reference")
             report = try await engine.withEngine(database) { engine in
                 try await engine.send(
-                    app: try await engine.app(named: app), reference: ReferenceID(reference), tokens: tokens, payload: payload,
+                    app: try await engine.app(named: app), reference: reference, tokens: tokens, payload: payload,
                     collapseID: collapse, via: service)
             }
         } catch {

@@ -2,6 +2,7 @@ import APNsSimulator
 import ArgumentParser
 import Foundation
 import NIOCore
+import RetractCore
 
 /// `retract simulator`: the APNs simulator as a process, for the demo, the
 /// benchmarks and other test suites.
@@ -75,16 +76,16 @@ struct SimulatorCommand: AsyncParsableCommand {
     func run() async throws {
         // Scripts read the port from the first line, often through a file.
         lineBufferStandardOutput()
-        var tokenKeys: [SimulatorTokenKey] = []
+        var tokenKeys: [APNsSimulatorTokenKey] = []
         var unregisteredTokens: [String: Date] = [:]
         do {
             for key in keys {
                 let parts = key.split(separator: ":", maxSplits: 2).map(String.init)
-                guard parts.count == 3 else { throw CommandFailure("--key \(key): expected KEYID:TEAMID:PEM-FILE") }
+                guard parts.count == 3 else { throw RetractError(.invalidInput, "--key \(key): expected KEYID:TEAMID:PEM-FILE") }
                 let file = InputFile(path: parts[2])
                 let pem = try file.text()
                 do {
-                    tokenKeys.append(try SimulatorTokenKey(keyID: parts[0], teamID: parts[1], pem: pem))
+                    tokenKeys.append(try APNsSimulatorTokenKey(keyID: parts[0], teamID: parts[1], pem: pem))
                 } catch {
                     throw file.problem("not a P-256 key in PEM form")
                 }
@@ -92,17 +93,17 @@ struct SimulatorCommand: AsyncParsableCommand {
             for entry in unregistered {
                 let parts = entry.split(separator: "@", maxSplits: 1)
                 guard let token = parts.first, DeviceTokenText.isHex(token) else {
-                    throw CommandFailure("--unregistered \(entry): expected HEX[@UNIX-SECONDS]")
+                    throw RetractError(.invalidInput, "--unregistered \(entry): expected HEX[@UNIX-SECONDS]")
                 }
                 let since = parts.count == 2 ? TimeInterval(parts[1]).map(Date.init(timeIntervalSince1970:)) : Date()
-                guard let since else { throw CommandFailure("--unregistered \(entry): the time is not a number of seconds") }
+                guard let since else { throw RetractError(.invalidInput, "--unregistered \(entry): the time is not a number of seconds") }
                 unregisteredTokens[token.lowercased()] = since
             }
         } catch {
             printError("retract simulator: \(error)")
             throw ExitCode(2)
         }
-        let faults = SimulatorFaults(
+        let faults = APNsSimulatorFaults(
             unregisteredTokens: unregisteredTokens,
             badDeviceTokens: Set(badTokens.map { $0.lowercased() }),
             tooManyRequestsRate: tooManyRequestsRate,
@@ -115,7 +116,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         let simulator: APNsSimulator
         do {
             simulator = try await APNsSimulator.start(
-                SimulatorConfiguration(
+                APNsSimulatorConfiguration(
                     host: host,
                     port: port,
                     inboxPort: inboxPort,
@@ -135,12 +136,6 @@ struct SimulatorCommand: AsyncParsableCommand {
         if let inboxPort = simulator.inboxPort { print("inbox on http://\(host):\(inboxPort)") }
         try await simulator.waitUntilStopped()
     }
-}
-
-/// A failure of the command's own, printed as one line.
-struct CommandFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }
 
 enum DeviceTokenText {

@@ -84,8 +84,8 @@ struct Fixture {
         token = try! APNsJWT.make(key: APNsSigningKey(key), keyID: Self.keyID, teamID: Self.teamID, issuedAt: Date())
     }
 
-    var tokenKey: SimulatorTokenKey {
-        SimulatorTokenKey(keyID: Self.keyID, teamID: Self.teamID, publicKey: key.publicKey)
+    var tokenKey: APNsSimulatorTokenKey {
+        APNsSimulatorTokenKey(keyID: Self.keyID, teamID: Self.teamID, publicKey: key.publicKey)
     }
 
     func jwt(
@@ -111,12 +111,12 @@ struct Fixture {
     }
 
     func start(
-        faults: SimulatorFaults = SimulatorFaults(),
+        faults: APNsSimulatorFaults = APNsSimulatorFaults(),
         inboxPort: Int? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> APNsSimulator {
         try await APNsSimulator.start(
-            SimulatorConfiguration(inboxPort: inboxPort, tokenKeys: [tokenKey], topics: [Self.topic], faults: faults, now: now)
+            APNsSimulatorConfiguration(inboxPort: inboxPort, tokenKeys: [tokenKey], topics: [Self.topic], faults: faults, now: now)
         )
     }
 }
@@ -139,7 +139,7 @@ extension HPACKHeaders {
 extension Fixture {
     /// Starts a simulator and a raw sender, runs `body`, and stops both.
     func run<Result>(
-        faults: SimulatorFaults = SimulatorFaults(),
+        faults: APNsSimulatorFaults = APNsSimulatorFaults(),
         inboxPort: Int? = nil,
         now: @escaping @Sendable () -> Date = { Date() },
         _ body: (APNsSimulator, RawSender) async throws -> Result

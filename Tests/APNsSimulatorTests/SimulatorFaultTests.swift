@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import NIOCore
 import NIOHPACK
+import SimulatorSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -16,7 +17,7 @@ struct SimulatorFaultTests {
 
     @Test func unregisteredTokenAnswers410WithItsTimestamp() async throws {
         let since = Date(timeIntervalSince1970: 1_750_000_000.25)
-        try await fixture.run(faults: SimulatorFaults(unregisteredTokens: [token(1): since], badDeviceTokens: [token(2)])) {
+        try await fixture.run(faults: APNsSimulatorFaults(unregisteredTokens: [token(1): since], badDeviceTokens: [token(2)])) {
             simulator, sender in
             let gone = try await sender.send(try fixture.headers(path: "/3/device/\(token(1))"), body: Fixture.body)
             #expect(gone.status == 410)
@@ -29,7 +30,7 @@ struct SimulatorFaultTests {
 
     /// Which of 1,000 tokens a simulator with these rates refuses, and with what.
     func refusals(seed: UInt64) async throws -> [String: String] {
-        try await fixture.run(faults: SimulatorFaults(tooManyRequestsRate: 0.2, serviceUnavailableRate: 0.1, seed: seed)) {
+        try await fixture.run(faults: APNsSimulatorFaults(tooManyRequestsRate: 0.2, serviceUnavailableRate: 0.1, seed: seed)) {
             simulator, sender in
             let headers = try fixture.headers()
             return try await withThrowingTaskGroup(of: (String, String?).self) { group in
@@ -60,7 +61,7 @@ struct SimulatorFaultTests {
     }
 
     @Test func latencyDelaysEveryAnswer() async throws {
-        try await fixture.run(faults: SimulatorFaults(latency: .milliseconds(300))) { simulator, sender in
+        try await fixture.run(faults: APNsSimulatorFaults(latency: .milliseconds(300))) { simulator, sender in
             _ = try await sender.send(try fixture.headers(), body: Fixture.body)  // connect first
             let started = ContinuousClock.now
             #expect(try await sender.send(try fixture.headers(), body: Fixture.body).status == 200)
@@ -69,7 +70,7 @@ struct SimulatorFaultTests {
     }
 
     @Test func concurrentStreamLimitIsAnnouncedAndRespected() async throws {
-        try await fixture.run(faults: SimulatorFaults(latency: .milliseconds(50), maxConcurrentStreams: 5)) { simulator, sender in
+        try await fixture.run(faults: APNsSimulatorFaults(latency: .milliseconds(50), maxConcurrentStreams: 5)) { simulator, sender in
             let headers = try fixture.headers()
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for number in 0..<40 {
@@ -84,7 +85,7 @@ struct SimulatorFaultTests {
     }
 
     @Test func goAwayAfterNStreamsIsCounted() async throws {
-        try await fixture.run(faults: SimulatorFaults(goAwayAfterStreams: 3)) { simulator, sender in
+        try await fixture.run(faults: APNsSimulatorFaults(goAwayAfterStreams: 3)) { simulator, sender in
             for number in 0..<7 {
                 let answer = try await sender.send(try fixture.headers(path: "/3/device/\(token(number))"), body: Fixture.body)
                 #expect(answer.status == 200)
@@ -116,12 +117,12 @@ struct SimulatorFaultTests {
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
-            let overHTTP = try decoder.decode([ReceivedPush].self, from: data)
+            let overHTTP = try decoder.decode([APNsReceivedPush].self, from: data)
             #expect(overHTTP.map(\.apnsID) == [push.apnsID])
             #expect(overHTTP.first?.body == push.body)
 
             let (statsData, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(inboxPort)/stats")!)
-            let statistics = try JSONDecoder().decode(SimulatorStatistics.self, from: statsData)
+            let statistics = try JSONDecoder().decode(APNsSimulatorStatistics.self, from: statsData)
             #expect(statistics.accepted == 1 && statistics.rejected == 1)
             #expect(statistics.rejectedByReason == ["TopicDisallowed": 1])
 

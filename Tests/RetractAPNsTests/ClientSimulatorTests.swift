@@ -3,6 +3,8 @@ import Foundation
 import MetricsTestKit
 import NIOCore
 import RetractAPNs
+import RetractPush
+import SimulatorSupport
 import Testing
 
 @Suite("APNsClient against the simulator")
@@ -36,12 +38,12 @@ extension ClientSimulatorTests {
     /// A scripted answer, the typed error the client must report, and how it classifies.
     struct Scenario: Sendable, CustomTestStringConvertible {
         var name: String
-        var faults: SimulatorFaults = SimulatorFaults()
+        var faults: APNsSimulatorFaults = APNsSimulatorFaults()
         var topic = Harness.topic
         var status: Int
         var reason: APNsReason
         var timestamp: Date?
-        var disposition: APNsDisposition
+        var verdict: PushVerdict
 
         var testDescription: String { name }
     }
@@ -50,30 +52,28 @@ extension ClientSimulatorTests {
     static let scenarios: [Scenario] = [
         Scenario(
             name: "410 Unregistered",
-            faults: SimulatorFaults(unregisteredTokens: [Harness.deviceToken(7): deadSince]),
-            status: 410, reason: .unregistered, timestamp: deadSince, disposition: .tokenDead(since: deadSince)
+            faults: APNsSimulatorFaults(unregisteredTokens: [Harness.deviceToken(7): deadSince]),
+            status: 410, reason: .unregistered, timestamp: deadSince, verdict: .tokenDead(since: deadSince, reason: "Unregistered")
         ),
         Scenario(
             name: "400 BadDeviceToken",
-            faults: SimulatorFaults(badDeviceTokens: [Harness.deviceToken(7)]),
-            status: 400, reason: .badDeviceToken,
-            disposition: .permanentFailure(.rejected(APNsRejection(status: 400, reason: .badDeviceToken)))
+            faults: APNsSimulatorFaults(badDeviceTokens: [Harness.deviceToken(7)]),
+            status: 400, reason: .badDeviceToken, verdict: .failed(reason: "BadDeviceToken")
         ),
         Scenario(
             name: "429 TooManyRequests",
-            faults: SimulatorFaults(tooManyRequestsRate: 1),
-            status: 429, reason: .tooManyRequests, disposition: .retry(after: .zero)
+            faults: APNsSimulatorFaults(tooManyRequestsRate: 1),
+            status: 429, reason: .tooManyRequests, verdict: .retryable(reason: "TooManyRequests", retryAfter: nil)
         ),
         Scenario(
             name: "503 ServiceUnavailable",
-            faults: SimulatorFaults(serviceUnavailableRate: 1),
-            status: 503, reason: .serviceUnavailable, disposition: .retry(after: .zero)
+            faults: APNsSimulatorFaults(serviceUnavailableRate: 1),
+            status: 503, reason: .serviceUnavailable, verdict: .retryable(reason: "ServiceUnavailable", retryAfter: nil)
         ),
         Scenario(
             name: "400 TopicDisallowed",
             topic: "com.example.other",
-            status: 400, reason: .topicDisallowed,
-            disposition: .permanentFailure(.rejected(.init(status: 400, reason: .topicDisallowed)))
+            status: 400, reason: .topicDisallowed, verdict: .failed(reason: "TopicDisallowed")
         ),
     ]
 
@@ -93,10 +93,7 @@ extension ClientSimulatorTests {
             #expect(rejection.reason == scenario.reason)
             #expect(rejection.timestamp == scenario.timestamp)
             #expect(rejection.apnsID != nil)
-            // A generator that always draws zero makes the retry delay zero.
-            var zero = ZeroGenerator()
-            let disposition = APNsDisposition(classifying: .failure(.rejected(rejection)), attempt: 1, policy: RetryPolicy(), using: &zero)
-            #expect(disposition == scenario.disposition.withRejectionIDs(from: rejection))
+            #expect(PushVerdict(.failure(.rejected(rejection))) == scenario.verdict)
         }
     }
 
@@ -114,11 +111,7 @@ extension ClientSimulatorTests {
                 return
             }
             #expect(rejection.reason == .invalidProviderToken)
-            var zero = ZeroGenerator()
-            #expect(
-                APNsDisposition(classifying: .failure(.rejected(rejection)), attempt: 1, policy: RetryPolicy(), using: &zero)
-                    == .authenticationFailed(.invalidProviderToken)
-            )
+            #expect(PushVerdict(.failure(.rejected(rejection))) == .credentialsRefused(reason: "InvalidProviderToken"))
         }
     }
 
@@ -179,7 +172,7 @@ extension ClientSimulatorTests {
     }
 
     @Test func goAwayMidBurstLosesAndDuplicatesNothing() async throws {
-        let simulator = try await harness.startSimulator(faults: SimulatorFaults(goAwayAfterStreams: 700))
+        let simulator = try await harness.startSimulator(faults: APNsSimulatorFaults(goAwayAfterStreams: 700))
         let client = try harness.client(for: simulator, requestTimeout: .seconds(120))
         try await withSimulatorAndClient(simulator, client) {
             let count = 5_000
@@ -226,10 +219,10 @@ extension ClientSimulatorTests {
     }
 
     @Test(arguments: [
-        SimulatorFaults(unresponsive: true),
-        SimulatorFaults(initialWindowSize: 0),
+        APNsSimulatorFaults(unresponsive: true),
+        APNsSimulatorFaults(initialWindowSize: 0),
     ])
-    func peerThatStopsAnsweringTimesOutAndTheConnectionIsReplaced(faults: SimulatorFaults) async throws {
+    func peerThatStopsAnsweringTimesOutAndTheConnectionIsReplaced(faults: APNsSimulatorFaults) async throws {
         let simulator = try await harness.startSimulator(faults: faults)
         let client = try harness.client(for: simulator, requestTimeout: .milliseconds(400))
         try await withSimulatorAndClient(simulator, client) {
@@ -239,8 +232,7 @@ extension ClientSimulatorTests {
             // Far below the harness's 60-second default: the 400 ms timeout fired,
             // give or take an event loop shared with the whole suite on two cores.
             #expect(ContinuousClock.now - started < .seconds(10))
-            var zero = ZeroGenerator()
-            guard case .retry = APNsDisposition(classifying: .failure(.timedOut), attempt: 1, policy: RetryPolicy(), using: &zero) else {
+            guard case .retryable = PushVerdict(.failure(.timedOut)) else {
                 Issue.record("a timeout must be retryable")
                 return
             }
@@ -290,26 +282,13 @@ extension ClientSimulatorTests {
     }
 }
 
-struct ZeroGenerator: RandomNumberGenerator {
-    mutating func next() -> UInt64 { 0 }
-}
-
-extension APNsDisposition {
-    /// The expected disposition of a table row, with the rejection's own apns-id filled in.
-    func withRejectionIDs(from rejection: APNsRejection) -> APNsDisposition {
-        guard case .permanentFailure(.rejected(var expected)) = self else { return self }
-        expected.apnsID = rejection.apnsID
-        return .permanentFailure(.rejected(expected))
-    }
-}
-
 @Suite("APNsClient metrics")
 struct ClientMetricsTests {
     @Test func answersAreCountedAndTimedPerStatus() async throws {
         let harness = Harness()
         let metrics = TestMetrics()
         let simulator = try await harness.startSimulator(
-            faults: SimulatorFaults(unregisteredTokens: [Harness.deviceToken(9): Date()])
+            faults: APNsSimulatorFaults(unregisteredTokens: [Harness.deviceToken(9): Date()])
         )
         let client = try harness.client(for: simulator, metrics: metrics)
         try await withSimulatorAndClient(simulator, client) {

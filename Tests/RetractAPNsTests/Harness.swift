@@ -13,19 +13,19 @@ struct Harness {
 
     let signingKey = P256.Signing.PrivateKey()
 
-    var tokenKey: SimulatorTokenKey {
-        SimulatorTokenKey(keyID: Self.keyID, teamID: Self.teamID, publicKey: signingKey.publicKey)
+    var tokenKey: APNsSimulatorTokenKey {
+        APNsSimulatorTokenKey(keyID: Self.keyID, teamID: Self.teamID, publicKey: signingKey.publicKey)
     }
 
     func startSimulator(
-        faults: SimulatorFaults = SimulatorFaults(),
+        faults: APNsSimulatorFaults = APNsSimulatorFaults(),
         topics: Set<String>? = [Harness.topic],
         inboxPort: Int? = nil,
         clientCertificateRootsPEM: [String] = [],
         now: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> APNsSimulator {
         try await APNsSimulator.start(
-            SimulatorConfiguration(
+            APNsSimulatorConfiguration(
                 inboxPort: inboxPort,
                 tokenKeys: [tokenKey],
                 clientCertificateRootsPEM: clientCertificateRootsPEM,

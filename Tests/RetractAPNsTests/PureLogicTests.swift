@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import RetractAPNs
+import RetractPush
 import Testing
 
 @Suite("APNs pure logic")
@@ -16,47 +17,44 @@ struct PureLogicTests {
         #expect(APNsReason(rawValue: "SomethingNew").status == nil)
     }
 
-    static let classifications: [(outcome: Result<APNsResponse, APNsError>, expected: APNsDisposition)] = [
+    static let classifications: [(outcome: Result<APNsResponse, APNsError>, expected: PushVerdict)] = [
         (.success(APNsResponse(apnsID: nil)), .delivered),
         (
             .failure(.rejected(.init(status: 410, reason: .unregistered, timestamp: Date(timeIntervalSince1970: 1_700_000_000)))),
-            .tokenDead(since: Date(timeIntervalSince1970: 1_700_000_000))
+            .tokenDead(since: Date(timeIntervalSince1970: 1_700_000_000), reason: "Unregistered")
         ),
-        (.failure(.rejected(.init(status: 410, reason: .expiredToken))), .tokenDead(since: nil)),
+        (.failure(.rejected(.init(status: 410, reason: .expiredToken))), .tokenDead(since: nil, reason: "ExpiredToken")),
         // About the app's environment or topic far more often than about the device: failures, not dead tokens.
+        (.failure(.rejected(.init(status: 400, reason: .badDeviceToken))), .failed(reason: "BadDeviceToken")),
+        (.failure(.rejected(.init(status: 400, reason: .deviceTokenNotForTopic))), .failed(reason: "DeviceTokenNotForTopic")),
+        // APNsClient has made a new provider token once already: refused again, the clock or the key is wrong.
         (
-            .failure(.rejected(.init(status: 400, reason: .badDeviceToken))),
-            .permanentFailure(.rejected(.init(status: 400, reason: .badDeviceToken)))
+            .failure(.rejected(.init(status: 403, reason: .expiredProviderToken))),
+            .credentialsRefused(reason: "ExpiredProviderToken even with a new provider token")
         ),
+        (.failure(.rejected(.init(status: 403, reason: .invalidProviderToken))), .credentialsRefused(reason: "InvalidProviderToken")),
         (
-            .failure(.rejected(.init(status: 400, reason: .deviceTokenNotForTopic))),
-            .permanentFailure(.rejected(.init(status: 400, reason: .deviceTokenNotForTopic)))
+            .failure(.rejected(.init(status: 403, reason: .badCertificateEnvironment))),
+            .credentialsRefused(reason: "BadCertificateEnvironment")
         ),
-        (.failure(.rejected(.init(status: 403, reason: .expiredProviderToken))), .refreshAuthenticationAndRetry),
-        (.failure(.rejected(.init(status: 403, reason: .invalidProviderToken))), .authenticationFailed(.invalidProviderToken)),
-        (.failure(.rejected(.init(status: 403, reason: .badCertificateEnvironment))), .authenticationFailed(.badCertificateEnvironment)),
-        (.failure(.rejected(.init(status: 400, reason: .badTopic))), .permanentFailure(.rejected(.init(status: 400, reason: .badTopic)))),
-        (.failure(.rejected(.init(status: 404, reason: .badPath))), .permanentFailure(.rejected(.init(status: 404, reason: .badPath)))),
-        (
-            .failure(.rejected(.init(status: 413, reason: .payloadTooLarge))),
-            .permanentFailure(.rejected(.init(status: 413, reason: .payloadTooLarge)))
-        ),
-        (
-            .failure(.rejected(.init(status: 418, reason: .unknown("Teapot")))),
-            .permanentFailure(.rejected(.init(status: 418, reason: .unknown("Teapot"))))
-        ),
+        (.failure(.authenticationUnavailable("the key is unreadable")), .credentialsRefused(reason: "the key is unreadable")),
+        (.failure(.rejected(.init(status: 400, reason: .badTopic))), .failed(reason: "BadTopic")),
+        (.failure(.rejected(.init(status: 404, reason: .badPath))), .failed(reason: "BadPath")),
+        (.failure(.rejected(.init(status: 413, reason: .payloadTooLarge))), .failed(reason: "PayloadTooLarge")),
+        (.failure(.rejected(.init(status: 418, reason: .unknown("Teapot")))), .failed(reason: "Teapot")),
         (
             .failure(.invalidRequest(.init(field: .topic, reason: "is missing"))),
-            .permanentFailure(.invalidRequest(.init(field: .topic, reason: "is missing")))
+            .failed(reason: "\(APNsError.invalidRequest(.init(field: .topic, reason: "is missing")))")
         ),
-        (.failure(.clientShutdown), .permanentFailure(.clientShutdown)),
+        (.failure(.clientShutdown), .failed(reason: "the APNs client was shut down")),
+        // Never reached APNs: the device waits for it, using up no attempt.
+        (.failure(.connectFailed("refused")), .unreachable(reason: "cannot connect to APNs: refused")),
     ]
 
     @Test(arguments: classifications.indices)
     func classificationOfOutcomes(index: Int) {
-        var generator = SystemRandomNumberGenerator()
         let (outcome, expected) = Self.classifications[index]
-        #expect(APNsDisposition(classifying: outcome, attempt: 1, policy: RetryPolicy(), using: &generator) == expected)
+        #expect(PushVerdict(outcome) == expected)
     }
 
     static let retryable: [APNsError] = [
@@ -66,39 +64,18 @@ struct PureLogicTests {
         .rejected(.init(status: 503, reason: .serviceUnavailable)),
         .rejected(.init(status: 503, reason: .shutdown)),
         .rejected(.init(status: 502, reason: .unknown("BadGateway"))),
-        .timedOut, .connectionLost, .connectFailed("refused"),
+        .timedOut, .connectionLost,
     ]
 
-    /// How long to go on is the sender's retry budget, in time: the
-    /// classification retries at any attempt, with a backoff that grows.
+    /// When and how often to try again is the engine's one retry policy;
+    /// APNs asks for no particular wait.
     @Test(arguments: retryable)
-    func retryableErrorsRetryWithAGrowingBackoff(error: APNsError) {
-        var generator = SystemRandomNumberGenerator()
-        let policy = RetryPolicy(baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
-        for attempt in [1, 2, 3, 50] {
-            guard
-                case .retry(let delay) = APNsDisposition(classifying: .failure(error), attempt: attempt, policy: policy, using: &generator)
-            else {
-                Issue.record("attempt \(attempt) of \(error) is not retried")
-                continue
-            }
-            #expect(delay >= .zero && delay <= min(.milliseconds(100 << min(attempt - 1, 20)), .seconds(1)))
+    func retryableErrorsAreRetryableWithoutAWait(error: APNsError) {
+        guard case .retryable(_, let retryAfter) = PushVerdict(.failure(error)) else {
+            Issue.record("\(error) is not retryable")
+            return
         }
-    }
-
-    @Test func backoffGrowsWithFullJitterUpToTheCap() {
-        struct Fixed: RandomNumberGenerator {
-            var value: UInt64
-            mutating func next() -> UInt64 { value }
-        }
-        let policy = RetryPolicy(baseDelay: .milliseconds(250), maximumDelay: .seconds(10))
-        var highest = Fixed(value: .max)
-        #expect(policy.delay(afterAttempt: 1, using: &highest) == .milliseconds(250))
-        #expect(policy.delay(afterAttempt: 3, using: &highest) == .seconds(1))
-        #expect(policy.delay(afterAttempt: 7, using: &highest) == .seconds(10))
-        #expect(policy.delay(afterAttempt: 90, using: &highest) == .seconds(10))
-        var lowest = Fixed(value: 0)
-        #expect(policy.delay(afterAttempt: 5, using: &lowest) == .zero)
+        #expect(retryAfter == nil)
     }
 
     @Test func jwtIsSignedAndVerifies() throws {

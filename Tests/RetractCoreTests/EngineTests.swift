@@ -12,21 +12,24 @@ import Testing
 /// The engine against a real ledger and the simulator over TLS, in one process.
 @Suite("Retraction engine")
 struct EngineTests {
+    /// Retries quick enough that fault tests end soon.
+    static let quickRetries = RetryPolicy(baseDelay: .milliseconds(10), maximumDelay: .milliseconds(200))
+
     /// An engine on a fresh ledger, sending to `apns`; quick retries so fault tests end soon.
     /// With `fcm`, FCM devices go to that simulator.
     static func withEngine(
         _ apns: SimulatedAPNs,
         fcm: SimulatedFCM? = nil,
-        settings: EngineSettings = EngineSettings(window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50)),
-        retryPolicy: RetryPolicy = RetryPolicy(baseDelay: .milliseconds(10), maximumDelay: .milliseconds(200)),
+        settings: EngineSettings = EngineSettings(
+            window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50),
+            retryPolicy: quickRetries),
         credentialCheckInterval: Duration = .seconds(10),
         _ body: (RetractEngine) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore { store, _ in
             let transports = PushTransports(
-                settings: APNsSettings(
-                    additionalTrustRootsPEM: [try String(contentsOfFile: apns.caPath, encoding: .utf8)], retryPolicy: retryPolicy),
-                fcm: fcm?.settings(retryPolicy: retryPolicy) ?? FCMSettings(),
+                settings: APNsSettings(additionalTrustRootsPEM: [try String(contentsOfFile: apns.caPath, encoding: .utf8)]),
+                fcm: fcm?.settings() ?? FCMSettings(),
                 logger: TestDatabase.logger, credentialCheckInterval: credentialCheckInterval)
             let engine = RetractEngine(store: store, transports: transports, settings: settings, logger: TestDatabase.logger)
             do {
@@ -80,7 +83,7 @@ struct EngineTests {
         let unregistered = TestTokens.token(1)
         let bad = TestTokens.token(2)
         let since = Date(timeIntervalSince1970: 1_790_000_000)
-        let faults = SimulatorFaults(unregisteredTokens: [unregistered.hex: since], badDeviceTokens: [bad.hex])
+        let faults = APNsSimulatorFaults(unregisteredTokens: [unregistered.hex: since], badDeviceTokens: [bad.hex])
         try await SimulatedAPNs.with(faults: faults) { apns in
             try await Self.withEngine(apns) { engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "news"), actor: "tests")
@@ -109,7 +112,7 @@ struct EngineTests {
     }
 
     @Test func aStormOf429And503EndsWithEveryDeviceReached() async throws {
-        let faults = SimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 7)
+        let faults = APNsSimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 7)
         try await SimulatedAPNs.with(faults: faults) { apns in
             try await Self.withEngine(apns) { engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "storm"), actor: "tests")
@@ -133,13 +136,13 @@ struct EngineTests {
 
     @Test func retriesThatOutlastTheBudgetAreCountedAsFailedWithTheirReason() async throws {
         // Every push is refused 503: once a device has failed for longer than the budget, it fails for good.
-        let faults = SimulatorFaults(serviceUnavailableRate: 1)
+        let faults = APNsSimulatorFaults(serviceUnavailableRate: 1)
         try await SimulatedAPNs.with(faults: faults) { apns in
             try await Self.withEngine(
                 apns,
                 settings: EngineSettings(
-                    window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50), retryBudget: .milliseconds(300)),
-                retryPolicy: RetryPolicy(baseDelay: .milliseconds(20), maximumDelay: .milliseconds(50))
+                    window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50), retryBudget: .milliseconds(300),
+                    retryPolicy: RetryPolicy(baseDelay: .milliseconds(20), maximumDelay: .milliseconds(50)))
             ) {
                 engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "down"), actor: "tests")
@@ -237,7 +240,7 @@ struct EngineTests {
 
     @Test func sendingAnOriginalRecordsItsDevicesAndTriesEveryTokenGiven() async throws {
         let dead = TestTokens.token(3)
-        try await SimulatedAPNs.with(faults: SimulatorFaults(unregisteredTokens: [dead.hex: Date()])) { apns in
+        try await SimulatedAPNs.with(faults: APNsSimulatorFaults(unregisteredTokens: [dead.hex: Date()])) { apns in
             try await Self.withEngine(apns) { engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "sender"), actor: "tests")
                 let devices = TestTokens.tokens(0..<5)
@@ -261,7 +264,7 @@ struct EngineTests {
 
                 // Retracting the first: by RetractKit, the device then shows only the second.
                 _ = try await Self.retract(["msg-1"], app: app, engine: engine)
-                let screen = await SimulatedDevice.replay(apns.inbox(devices[0]))
+                let screen = await APNsSimulatedDevice.replay(apns.inbox(devices[0]))
                 #expect(screen.showing.map(\.referenceID) == ["msg-2"])
                 #expect(screen.outcomes == [.removed(["msg-1"])])
             }

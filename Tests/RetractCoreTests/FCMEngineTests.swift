@@ -15,7 +15,9 @@ struct FCMEngineTests {
     /// An engine on a fresh ledger, sending to both simulators, with small pages so a retraction takes several.
     static func withEngine(_ apns: SimulatedAPNs, _ fcm: SimulatedFCM, _ body: (RetractEngine) async throws -> Void) async throws {
         try await EngineTests.withEngine(
-            apns, fcm: fcm, settings: EngineSettings(window: 200, pageSize: 25, lanes: 3, idlePoll: .milliseconds(50)), body)
+            apns, fcm: fcm,
+            settings: EngineSettings(
+                window: 200, pageSize: 25, lanes: 3, idlePoll: .milliseconds(50), retryPolicy: EngineTests.quickRetries), body)
     }
 
     static func mixedApp(_ apns: SimulatedAPNs, _ fcm: SimulatedFCM, name: String) -> AppRegistration {
@@ -138,7 +140,7 @@ struct FCMEngineTests {
                     let status = try await EngineTests.retract(["sale-1"], app: app, engine: engine)
                     #expect(status.retraction.counts == RetractionCounts(total: 5, sent: 5))
                     for token in devices {
-                        let screen = await SimulatedDevice.replay(fcm.inbox(token).map(\.asAPNsPush))
+                        let screen = await APNsSimulatedDevice.replay(fcm.inbox(token).map(\.asAPNsPush))
                         #expect(screen.showing.isEmpty)
                         #expect(screen.outcomes == [.removed(["sale-1"])])
                     }
@@ -191,11 +193,13 @@ struct FCMEngineTests {
         try await SimulatedFCM.with { fcm in
             let account = try FCMServiceAccount(contentsOfFile: fcm.serviceAccountPath)
             let client = try FCMClient(account: account, configuration: fcm.settings().clientConfiguration)
-            let transport = FCMTransport(client: client, policy: policy)
+            let transport = FCMTransport(client: client)
             let token = SimulatedFCM.token(index)
             if let fault { fcm.simulator.script([fault], for: PushService.fcm.text(of: token)) }
             let body = try PayloadBuilder().retractionBodies(for: ["r"])[0]
-            let outcome = await transport.send(OutgoingPush(token: token, body: .init(bytes: body), kind: .retraction), attempt: attempt)
+            var random = SystemRandomNumberGenerator()
+            let verdict = await transport.send(OutgoingPush(token: token, body: .init(bytes: body), kind: .retraction))
+            let outcome = policy.outcome(of: verdict, attempt: attempt, using: &random)
             #expect(check(outcome), "\(String(describing: fault)) at attempt \(attempt) became \(outcome)")
             await transport.shutdown()
         }

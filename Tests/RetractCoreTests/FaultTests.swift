@@ -8,6 +8,7 @@ import RetractFCM
 import RetractKit
 import RetractStore
 import RetractTestSupport
+import SimulatorSupport
 import Testing
 
 /// The engine against faults from outside: a push service that refuses one
@@ -73,7 +74,9 @@ struct FaultTests {
     @Test func aStopWhoseCommitFailsStopsNothingUntilItCommits() async throws {
         try await SimulatedAPNs.with { apns in
             try await SimulatedFCM.with { fcm in
-                let settings = EngineSettings(window: 50, pageSize: 10, lanes: 3, lease: .seconds(1), idlePoll: .milliseconds(50))
+                let settings = EngineSettings(
+                    window: 50, pageSize: 10, lanes: 3, lease: .seconds(1), idlePoll: .milliseconds(50),
+                    retryPolicy: EngineTests.quickRetries)
                 try await EngineTests.withEngine(apns, fcm: fcm, settings: settings) { engine in
                     let app = try await engine.store.registerApp(FCMEngineTests.mixedApp(apns, fcm, name: "restart"), actor: "tests")
                     let devices = SimulatedFCM.tokens(0..<200)
@@ -135,7 +138,7 @@ struct FaultTests {
                 #expect((sent.accepted, sent.dead.count) == (5, 0))
                 let second = try await EngineTests.retract(["new"], app: app, engine: engine)
                 #expect(second.retraction.counts == RetractionCounts(total: 5, sent: 5))
-                let screen = await SimulatedDevice.replay(apns.inbox(reinstalled))
+                let screen = await APNsSimulatedDevice.replay(apns.inbox(reinstalled))
                 #expect(screen.showing.isEmpty)
                 #expect(screen.outcomes == [.removed(["new"])])
 
@@ -151,7 +154,7 @@ struct FaultTests {
 
     @Test func badDeviceTokenIsAFailureWithAHintNotADeath() async throws {
         let devices = TestTokens.tokens(0..<10)
-        let faults = SimulatorFaults(badDeviceTokens: Set(devices.prefix(8).map(\.hex)))
+        let faults = APNsSimulatorFaults(badDeviceTokens: Set(devices.prefix(8).map(\.hex)))
         try await SimulatedAPNs.with(faults: faults) { apns in
             try await EngineTests.withEngine(apns) { engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "wrong-env"), actor: "tests")
@@ -173,9 +176,10 @@ struct FaultTests {
 
     @Test func aWorkItemThatNeverFinishesIsGivenUpAndItsDevicesCountedFailed() async throws {
         let devices = TestTokens.tokens(0..<30)
-        try await SimulatedAPNs.with(faults: SimulatorFaults(unregisteredTokens: [devices[15].hex: Date()])) { apns in
+        try await SimulatedAPNs.with(faults: APNsSimulatorFaults(unregisteredTokens: [devices[15].hex: Date()])) { apns in
             let settings = EngineSettings(
-                window: 50, pageSize: 10, lanes: 2, lease: .seconds(1), idlePoll: .milliseconds(50), itemAttempts: 3)
+                window: 50, pageSize: 10, lanes: 2, lease: .seconds(1), idlePoll: .milliseconds(50), itemAttempts: 3,
+                retryPolicy: EngineTests.quickRetries)
             try await EngineTests.withEngine(apns, settings: settings) { engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "poison"), actor: "tests")
                 _ = try await engine.record(app: app, reference: "r", tokens: devices)
@@ -207,7 +211,8 @@ struct FaultTests {
     @Test func anOutageIsWaitedOutWithoutUsingTheRetryBudget() async throws {
         try await SimulatedAPNs.with { apns in
             let settings = EngineSettings(
-                window: 100, pageSize: 50, lanes: 2, idlePoll: .milliseconds(50), retryBudget: .milliseconds(100))
+                window: 100, pageSize: 50, lanes: 2, idlePoll: .milliseconds(50), retryBudget: .milliseconds(100),
+                retryPolicy: EngineTests.quickRetries)
             try await EngineTests.withEngine(apns, settings: settings) { engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "outage"), actor: "tests")
                 let devices = TestTokens.tokens(0..<100)

@@ -22,7 +22,7 @@ struct APIStage {
     var chat: App
 
     static func with(
-        faults: SimulatorFaults = SimulatorFaults(),
+        faults: APNsSimulatorFaults = APNsSimulatorFaults(),
         // The simulator's address is allowed as an app endpoint, and the temp folder (where the
         // simulators' keys are) is the credentials folder, as an operator of such a stage would set them.
         settings: ServerSettings = ServerSettings(

@@ -141,7 +141,7 @@ struct ReliabilityTests {
     @Test func aSendStoppedPartWayIsFinishedByItsIdempotencyKeyWithoutSendingAgain() async throws {
         let devices = TestTokens.tokens(0..<10)
         let uninstalled = devices[3]
-        try await APIStage.with(faults: SimulatorFaults(unregisteredTokens: [uninstalled.hex: Date()])) { stage in
+        try await APIStage.with(faults: APNsSimulatorFaults(unregisteredTokens: [uninstalled.hex: Date()])) { stage in
             let key = try await stage.chatKey()
             // Marking the uninstalled device dead, after every device was sent to, loses the database connection.
             try await TestDatabase.execute(

@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import PostgresNIO
 import RetractTestSupport
+import SimulatorSupport
 import Testing
 
 @testable import RetractStore

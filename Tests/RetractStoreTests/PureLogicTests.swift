@@ -225,3 +225,48 @@ struct DeviceFeedCursorTests {
         #expect(DeviceFeedCursor(encoded: encoded) == nil)
     }
 }
+
+/// What ``RetractStore/finishReporting(_:)`` writes, added up without a database.
+@Suite("Finished work")
+struct FinishedWorkTests {
+    static func item(_ id: Int64, of retraction: UUID) -> ClaimedWorkItem {
+        ClaimedWorkItem(
+            id: id, retractionID: retraction, kind: .page(after: nil, through: nil), attempts: 1, claim: UUID(), leaseEnds: Date())
+    }
+
+    static func device(_ byte: UInt8) -> DeviceReferences {
+        DeviceReferences(token: DeviceToken(bytes: [byte]), references: ["r"])
+    }
+
+    @Test func resultsAddUpPerRetractionAndDeadTokensPerApp() {
+        let (one, two, orphan) = (UUID(), UUID(), UUID())
+        var counts = RetractionCounts()
+        counts.sent = 3
+        counts.failed = 1
+        let results = [
+            WorkResult(
+                item: Self.item(1, of: one), counts: counts,
+                retries: [PushRetry(device: Self.device(1), delay: .seconds(1), attempts: 1, lastError: "503")],
+                deadTokens: [DeadToken(token: DeviceToken(bytes: [9]), since: Date(), reason: "Unregistered")], failures: ["BadTopic": 1]),
+            WorkResult(item: Self.item(2, of: one), counts: counts, failures: ["BadTopic": 2, "TooLarge": 1]),
+            WorkResult(
+                item: Self.item(3, of: two), stopReason: "APNs refused the app's credentials",
+                remainder: PageRemainder(after: DeviceToken(bytes: [4]), through: nil, waiting: 5, delay: .seconds(1), reason: "refused")),
+            // A retraction whose app is not known (deleted meanwhile): its dead tokens have no app to go to.
+            WorkResult(item: Self.item(4, of: orphan), deadTokens: [DeadToken(token: DeviceToken(bytes: [8]), since: Date(), reason: "x")]),
+        ]
+        let finished = FinishedWork(results, appIDs: [one: 10, two: 20])
+        #expect(finished.counts[one]?.sent == 6 && finished.counts[one]?.failed == 2)
+        #expect(finished.failures[one] == ["BadTopic": 3, "TooLarge": 1])
+        #expect(finished.retries.map(\.0) == [one])
+        #expect(finished.dead[10]?.map(\.token) == [DeviceToken(bytes: [9])])
+        #expect(finished.dead.keys.sorted() == [10])
+        #expect(finished.stops == [two: "APNs refused the app's credentials"])
+        #expect(finished.remainders.map(\.0) == [two] && finished.remainders.first?.1.waiting == 5)
+    }
+
+    @Test func nothingFinishedAddsUpToNothing() {
+        let finished = FinishedWork([], appIDs: [:])
+        #expect(finished.counts.isEmpty && finished.retries.isEmpty && finished.dead.isEmpty && finished.stops.isEmpty)
+    }
+}

@@ -267,10 +267,6 @@ struct WorkQueueTests {
             let app = try await Fixture.registerApp(store)
             let cases: [(RetractionRequest, StoreError.Code, String)] = [
                 (RetractionRequest(appID: app.id, references: [], requestedBy: "m"), .invalidInput, "references: at least one"),
-                (
-                    RetractionRequest(appID: app.id, references: [ReferenceID(String(repeating: "r", count: 300))], requestedBy: "m"),
-                    .invalidInput, "references[0]: 300 bytes"
-                ),
                 (RetractionRequest(appID: app.id, references: ["a"], requestedBy: ""), .invalidInput, "requestedBy"),
                 (RetractionRequest(appID: 9999, references: ["a"], requestedBy: "m"), .notFound, "app 9999 does not exist"),
             ]

@@ -5,47 +5,47 @@ import FoundationNetworking
 #endif
 
 /// An HTTP answer as a test looks at it.
-public struct HTTPAnswer: Sendable, CustomStringConvertible {
-    public var status: Int
+package struct HTTPAnswer: Sendable, CustomStringConvertible {
+    package var status: Int
     /// Header names in lowercase.
-    public var headers: [String: String]
-    public var body: Data
+    package var headers: [String: String]
+    package var body: Data
 
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 
     /// The body as a JSON object, or nil.
-    public var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+    package var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
 
     /// The last part of a problem's `type`: `invalid-field`, `unauthorized`, ...
-    public var problem: String? { (json?["type"] as? String)?.components(separatedBy: "/problems/").last }
+    package var problem: String? { (json?["type"] as? String)?.components(separatedBy: "/problems/").last }
 
     /// A problem's `field`.
-    public var field: String? { json?["field"] as? String }
+    package var field: String? { json?["field"] as? String }
 
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    package func header(_ name: String) -> String? { headers[name.lowercased()] }
 
-    public var description: String { "HTTP \(status) \(text.prefix(600))" }
+    package var description: String { "HTTP \(status) \(text.prefix(600))" }
 }
 
 /// Calls a server over real HTTP with URLSession.
-public struct HTTPCaller: Sendable {
-    public let baseURL: URL
+package struct HTTPCaller: Sendable {
+    package let baseURL: URL
     private let session: URLSession
 
-    public init(baseURL: URL) {
+    package init(baseURL: URL) {
         self.baseURL = baseURL
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 60
         session = URLSession(configuration: configuration)
     }
 
-    public init(port: Int) {
+    package init(port: Int) {
         self.init(baseURL: URL(string: "http://127.0.0.1:\(port)")!)
     }
 
     /// `method path`, with `key` as the bearer token and `body` as JSON
     /// (unless `contentType` says otherwise).
-    public func call(
+    package func call(
         _ method: String, _ path: String, key: String? = nil, body: String? = nil, contentType: String? = "application/json",
         headers: [String: String] = [:]
     ) async throws -> HTTPAnswer {
@@ -68,7 +68,7 @@ public struct HTTPCaller: Sendable {
     }
 
     /// Polls `GET path` until `done` holds of the answer, or `timeout` passes.
-    public func poll(
+    package func poll(
         _ path: String, key: String? = nil, timeout: Duration = .seconds(60), until done: (HTTPAnswer) -> Bool
     ) async throws -> HTTPAnswer {
         let deadline = ContinuousClock.now + timeout
@@ -84,8 +84,8 @@ public struct HTTPCaller: Sendable {
         }
     }
 
-    public struct CallError: Error, CustomStringConvertible {
-        public var description: String
-        public init(description: String) { self.description = description }
+    package struct CallError: Error, CustomStringConvertible {
+        package var description: String
+        package init(description: String) { self.description = description }
     }
 }

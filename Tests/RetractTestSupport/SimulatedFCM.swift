@@ -10,25 +10,25 @@ import RetractStore
 /// JSON file on disk (its token URI the simulator's) and the simulator's
 /// certificate authority written where clients and child processes
 /// (through `--fcm-ca`) can trust it.
-public struct SimulatedFCM: Sendable {
-    public static let projectID = "retract-tests"
+package struct SimulatedFCM: Sendable {
+    package static let projectID = "retract-tests"
 
-    public let simulator: FCMSimulator
+    package let simulator: FCMSimulator
     /// A scratch folder, removed after the test.
-    public let folder: URL
+    package let folder: URL
     /// The service account's JSON file, as Google issues it.
-    public let serviceAccountPath: String
-    public let caPath: String
+    package let serviceAccountPath: String
+    package let caPath: String
 
-    public var endpoint: String { simulator.baseURL }
+    package var endpoint: String { simulator.baseURL }
 
     /// The engine's FCM settings for this simulator.
-    public func settings(retryPolicy: RetryPolicy = FCMSettings().retryPolicy) -> FCMSettings {
-        FCMSettings(messagesBaseURL: endpoint, additionalTrustRootsPEM: [simulator.certificateAuthorityPEM], retryPolicy: retryPolicy)
+    package func settings() -> FCMSettings {
+        FCMSettings(messagesBaseURL: endpoint, additionalTrustRootsPEM: [simulator.certificateAuthorityPEM])
     }
 
     /// Runs `body` with a started simulator, stopped and cleaned up afterwards.
-    public static func with(_ body: (SimulatedFCM) async throws -> Void) async throws {
+    package static func with(_ body: (SimulatedFCM) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("retract-fcm-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -50,15 +50,15 @@ public struct SimulatedFCM: Sendable {
     }
 
     /// An FCM registration token of the usual shape, different for each `index`.
-    public static func token(_ index: Int) -> DeviceToken {
+    package static func token(_ index: Int) -> DeviceToken {
         let id = String(format: "%06d", index)
         return DeviceToken(bytes: Array("dev\(id)-fcm-0123456789ab:APA91b\(String(repeating: "Qx7_", count: 32))\(id)".utf8))
     }
 
-    public static func tokens(_ range: Range<Int>) -> [DeviceToken] { range.map(token) }
+    package static func tokens(_ range: Range<Int>) -> [DeviceToken] { range.map(token) }
 
     /// What `token` received, as an iPhone's app gets it.
-    public func inbox(_ token: DeviceToken) -> [FCMReceivedMessage] {
+    package func inbox(_ token: DeviceToken) -> [FCMReceivedMessage] {
         simulator.inbox(for: PushService.fcm.text(of: token))
     }
 }

@@ -5,14 +5,14 @@ import RetractStore
 
 /// A database of its own for each test, on the server `scripts/test` starts
 /// (RETRACT_TEST_DATABASE_URL), dropped when the test ends.
-public enum TestDatabase {
-    public struct NotConfigured: Error, CustomStringConvertible {
-        public var description: String {
+package enum TestDatabase {
+    package struct NotConfigured: Error, CustomStringConvertible {
+        package var description: String {
             "RETRACT_TEST_DATABASE_URL is not set: run the tests with scripts/test, which starts a throwaway PostgreSQL"
         }
     }
 
-    public static func serverURL() throws -> DatabaseURL {
+    package static func serverURL() throws -> DatabaseURL {
         guard let string = ProcessInfo.processInfo.environment["RETRACT_TEST_DATABASE_URL"], !string.isEmpty else {
             throw NotConfigured()
         }
@@ -20,7 +20,7 @@ public enum TestDatabase {
     }
 
     /// Runs `body` with a store on a new, empty database; migrated unless told otherwise.
-    public static func withStore(
+    package static func withStore(
         migrated: Bool = true,
         retention: Retention = Retention(),
         _ body: (RetractStore, DatabaseURL) async throws -> Void
@@ -33,7 +33,7 @@ public enum TestDatabase {
         }
     }
 
-    public static let logger: Logger = {
+    package static let logger: Logger = {
         var logger = Logger(label: "retract.store.tests")
         logger.logLevel = .warning
         return logger
@@ -42,9 +42,9 @@ public enum TestDatabase {
 
 extension TestDatabase {
     /// Runs `body` with the URL of a new, migrated database of its own, dropped afterwards.
-    public static func withMigratedURL(_ body: (DatabaseURL) async throws -> Void) async throws {
+    package static func withMigratedURL(_ body: (DatabaseURL) async throws -> Void) async throws {
         try await RetractStore.withScratchDatabase(on: try serverURL(), logger: logger) { url in
-            try await RetractStore.withStore(url: url, maximumConnections: 1, logger: logger) { store in
+            _ = try await RetractStore.withStore(url: url, maximumConnections: 1, logger: logger) { store in
                 try await MigrationRunner().migrate(store)
             }
             try await body(url)
@@ -55,12 +55,12 @@ extension TestDatabase {
 extension TestDatabase {
     /// Runs SQL of a test's own on the store's database: a fault to inject
     /// (a trigger that fails a statement), a fact to check.
-    public static func execute(_ sql: String, on store: RetractStore) async throws {
+    package static func execute(_ sql: String, on store: RetractStore) async throws {
         _ = try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
     }
 
     /// The first column of the first row of `sql`.
-    public static func value<Value: PostgresDecodable>(
+    package static func value<Value: PostgresDecodable & Sendable>(
         _ sql: String, of _: Value.Type = Value.self, on store: RetractStore
     ) async throws -> Value? {
         for try await value in try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Value.self) {

@@ -43,7 +43,7 @@ struct EndToEndTests {
         }
     }
 
-    static func withStage(faults: SimulatorFaults = SimulatorFaults(), _ body: (Stage) async throws -> Void) async throws {
+    static func withStage(faults: APNsSimulatorFaults = APNsSimulatorFaults(), _ body: (Stage) async throws -> Void) async throws {
         try await SimulatedAPNs.with(faults: faults) { apns in
             try await TestDatabase.withMigratedURL { url in
                 try await body(Stage(apns: apns, url: url))
@@ -56,7 +56,7 @@ struct EndToEndTests {
         var state: String
         var total: Int
         var sent: Int
-        var dead: Int
+        var unregistered: Int
         var failed: Int
         var pending: Int
         var dryRun: Bool
@@ -80,7 +80,7 @@ struct EndToEndTests {
             #expect(result.status == 0, "\(result.stderr)")
             let account = try Self.account(result)
             #expect(account.state == "done")
-            #expect((account.total, account.sent, account.dead, account.failed) == (3, 3, 0, 0))
+            #expect((account.total, account.sent, account.unregistered, account.failed) == (3, 3, 0, 0))
 
             for device in devices {
                 let inbox = stage.apns.inbox(device)
@@ -96,7 +96,7 @@ struct EndToEndTests {
 
             let status = try stage.retract(["status", account.id])
             #expect(status.status == 0)
-            #expect(status.stdout.contains("devices: 3 · sent 3 · dead 0 · failed 0"))
+            #expect(status.stdout.contains("devices: 3 · sent 3 · unregistered 0 · failed 0"))
         }
     }
 
@@ -129,20 +129,20 @@ struct EndToEndTests {
     @Test func deadTokensAreMarkedAndTheNextRetractionSkipsThem() async throws {
         let gone = TestTokens.token(4)
         let bad = TestTokens.token(5)
-        try await Self.withStage(faults: SimulatorFaults(unregisteredTokens: [gone.hex: Date()], badDeviceTokens: [bad.hex])) { stage in
+        try await Self.withStage(faults: APNsSimulatorFaults(unregisteredTokens: [gone.hex: Date()], badDeviceTokens: [bad.hex])) { stage in
             try stage.addApp("news")
             let devices = TestTokens.tokens(0..<10)
             try stage.record("a", app: "news", tokens: devices)
             try stage.record("b", app: "news", tokens: devices)
 
             let first = try Self.account(try stage.retract(["notification", "a", "--app", "news", "--json"]))
-            #expect((first.total, first.sent, first.dead, first.failed) == (10, 8, 1, 1))
+            #expect((first.total, first.sent, first.unregistered, first.failed) == (10, 8, 1, 1))
             let rejected = stage.apns.simulator.statistics.rejected
 
             // The dead device is skipped and counted; the bad token is a failure, tried again.
             let second = try stage.retract(["notification", "b", "--app", "news"])
             #expect(second.status == 3, "\(second.stderr)")
-            #expect(second.stdout.contains("devices: 10 · sent 8 · dead 1 (1 known dead, skipped) · failed 1"), "\(second.stdout)")
+            #expect(second.stdout.contains("devices: 10 · sent 8 · unregistered 1 (1 known dead, skipped) · failed 1"), "\(second.stdout)")
             #expect(second.stdout.contains("failed: 1 × BadDeviceToken"))
             #expect(stage.apns.simulator.statistics.rejected == rejected + 1)
             #expect(stage.apns.inbox(gone).isEmpty && stage.apns.inbox(bad).isEmpty)
@@ -150,7 +150,7 @@ struct EndToEndTests {
     }
 
     @Test func aStormOf429And503EndsWithEveryLiveDeviceReached() async throws {
-        try await Self.withStage(faults: SimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 11)) { stage in
+        try await Self.withStage(faults: APNsSimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 11)) { stage in
             try stage.addApp("storm")
             let devices = TestTokens.tokens(0..<1000)
             try stage.record("storm", app: "storm", tokens: devices)
@@ -165,7 +165,7 @@ struct EndToEndTests {
 
     @Test func aWorkerKilledMidwayIsFinishedByTheNextWithNoDeviceMissed() async throws {
         // Slow answers, a narrow window: the first process needs about 15 s, and is killed after 300 devices.
-        try await Self.withStage(faults: SimulatorFaults(latency: .milliseconds(50))) { stage in
+        try await Self.withStage(faults: APNsSimulatorFaults(latency: .milliseconds(50))) { stage in
             try stage.addApp("crash")
             let devices = TestTokens.tokens(0..<3000)
             try stage.record("oops", app: "crash", tokens: devices)
@@ -221,7 +221,7 @@ struct EndToEndTests {
     }
 
     @Test func onATerminalTheProgressIsABarWithRateAndETA() async throws {
-        try await Self.withStage(faults: SimulatorFaults(latency: .milliseconds(5))) { stage in
+        try await Self.withStage(faults: APNsSimulatorFaults(latency: .milliseconds(5))) { stage in
             try stage.addApp("tty")
             try stage.record("r", app: "tty", tokens: TestTokens.tokens(0..<2000))
             // util-linux's `script` runs the command on a pseudo-terminal and copies what it shows.
@@ -234,7 +234,7 @@ struct EndToEndTests {
             #expect(result.stdout.contains("█"))
             #expect(result.stdout.contains(" devices · "))
             #expect(result.stdout.contains("/s · ETA "))
-            #expect(result.stdout.contains("devices: 2000 · sent 2000 · dead 0 · failed 0"))
+            #expect(result.stdout.contains("devices: 2000 · sent 2000 · unregistered 0 · failed 0"))
             #expect(!result.stdout.contains("progress: "))
         }
     }
@@ -248,7 +248,7 @@ struct EndToEndTests {
         let result = try RetractCLI.run(["demo", "--devices", "300", "--uninstalled", "3"], environment: ["DATABASE_URL": nil])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("throwaway PostgreSQL on 127.0.0.1:"))
-        #expect(result.stdout.contains("devices: 300 · sent 297 · dead 3 · failed 0"))
+        #expect(result.stdout.contains("devices: 300 · sent 297 · unregistered 3 · failed 0"))
         #expect(result.stdout.contains("after:  297 of the 297 reachable devices removed it; 0 still show it"))
         #expect(try clusters() == before, "the demo left its PostgreSQL folder behind")
     }

@@ -31,7 +31,7 @@ struct FCMCommandTests {
                 let retracted = try stage.retract(["notification", "msg-1", "--app", "chat", "--json"], environment: fcmEnvironment)
                 #expect(retracted.status == 0, "\(retracted.stderr)")
                 let account = try EndToEndTests.account(retracted)
-                #expect(account.state == "done" && account.total == 4 && account.sent == 3 && account.dead == 1)
+                #expect(account.state == "done" && account.total == 4 && account.sent == 3 && account.unregistered == 1)
                 for device in devices.dropFirst() {
                     let inbox = fcm.inbox(device)
                     try #require(inbox.count == 1)
@@ -81,7 +81,7 @@ struct FCMCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("FCM      simulator on 127.0.0.1:"))
         #expect(result.stdout.contains("APNs     simulator") == (transport == "mixed"))
-        #expect(result.stdout.contains("devices: 200 · sent 196 · dead 4 · failed 0"))
+        #expect(result.stdout.contains("devices: 200 · sent 196 · unregistered 4 · failed 0"))
         #expect(result.stdout.contains("after:  196 of the 196 reachable devices removed it; 0 still show it"))
     }
 }

@@ -6,9 +6,20 @@ struct PackageShapeTests {
     struct Manifest: Decodable {
         struct Target: Decodable {
             var name: String
-            var dependencies: [AnyDependency]
+            var dependencies: [TargetDependency]
+
+            /// The targets of this package it depends on.
+            var targetNames: Set<String> { Set(dependencies.compactMap { ($0.byName ?? $0.target)?.first ?? nil }) }
         }
-        struct AnyDependency: Decodable {}
+        struct TargetDependency: Decodable {
+            var byName: [String?]?
+            var target: [String?]?
+        }
+        struct Product: Decodable {
+            var name: String
+            var type: [String: AnyValue]
+        }
+        struct AnyValue: Decodable {}
         struct Platform: Decodable {
             var platformName: String
             var version: String
@@ -18,6 +29,7 @@ struct PackageShapeTests {
             var sourceControl: [Source]?
         }
         var targets: [Target]
+        var products: [Product]
         var platforms: [Platform]
         var dependencies: [Dependency]
 
@@ -50,6 +62,27 @@ struct PackageShapeTests {
 
     static func version(_ text: some StringProtocol) -> [Int] {
         text.split(separator: ".").compactMap { Int($0) }
+    }
+
+    /// What outside packages may import: the client module, the two push
+    /// clients and their simulators. The ledger, the engine and the server
+    /// are the `retract` binary's, and their declarations `package`.
+    @Test func theLibrariesAreTheModulesMeantForOthers() throws {
+        let manifest = try Self.manifest()
+        let libraries = manifest.products.filter { $0.type["library"] != nil }.map(\.name)
+        #expect(Set(libraries) == ["RetractKit", "RetractAPNs", "RetractFCM", "APNsSimulator", "FCMSimulator"])
+    }
+
+    /// Each push client and each simulator stands on shared pieces, never on its sibling.
+    @Test func modulesPointOneWay() throws {
+        let targets = Dictionary(uniqueKeysWithValues: try Self.manifest().targets.map { ($0.name, $0.targetNames) })
+        #expect(targets["RetractFCM"]?.contains("RetractAPNs") == false)
+        #expect(targets["RetractAPNs"]?.contains("RetractFCM") == false)
+        #expect(targets["FCMSimulator"]?.contains("APNsSimulator") == false)
+        #expect(targets["APNsSimulator"]?.contains("FCMSimulator") == false)
+        #expect(targets["RetractPush"] == ["RetractKit"])
+        #expect(targets["RetractStore"]?.isDisjoint(with: ["RetractCore", "RetractServer"]) == true)
+        #expect(targets["RetractCore"]?.contains("RetractServer") == false)
     }
 
     @Test func retractKitDependsOnNoPackage() throws {

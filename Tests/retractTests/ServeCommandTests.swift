@@ -37,7 +37,7 @@ struct ServeCommandTests {
 
     @Test func aServerStoppedWithSIGTERMMidRetractionLosesNothingAndANewServerFinishesIt() async throws {
         // 50 ms an answer and 10 pushes in flight: the first server needs about 8 s for 1,500 devices.
-        try await EndToEndTests.withStage(faults: SimulatorFaults(latency: .milliseconds(50))) { stage in
+        try await EndToEndTests.withStage(faults: APNsSimulatorFaults(latency: .milliseconds(50))) { stage in
             try stage.addApp("chat")
             let devices = TestTokens.tokens(0..<1500)
             try stage.record("spring-sale", app: "chat", tokens: devices)
@@ -82,7 +82,7 @@ struct ServeCommandTests {
     @Test func whileTheDatabaseIsDownTheAPIAnswers503AndThenRecoversWithNoRetractionLost() async throws {
         let postgres = try ThrowawayPostgres.start()
         defer { postgres.stop() }
-        try await SimulatedAPNs.with(faults: SimulatorFaults(latency: .milliseconds(20))) { apns in
+        try await SimulatedAPNs.with(faults: APNsSimulatorFaults(latency: .milliseconds(20))) { apns in
             let url = try DatabaseURL(postgres.url)
             let stage = EndToEndTests.Stage(apns: apns, url: url)
             #expect(try stage.retract(["migrate"]).status == 0)

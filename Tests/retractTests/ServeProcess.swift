@@ -25,7 +25,7 @@ final class ServeProcess: Sendable {
         process.arguments = ["serve", "--port", "0"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("retract-serve-\(UUID().uuidString.prefix(8)).log").path
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let stdout = Pipe()
         process.standardOutput = stdout

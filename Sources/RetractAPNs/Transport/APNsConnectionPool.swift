@@ -4,49 +4,19 @@ import NIOCore
 import NIOSSL
 
 /// A fixed number of connection slots, filled on demand and refilled when a
-/// connection retires.
-///
-/// Requests go round-robin over the slots: a ready slot takes the request, an
-/// empty one starts connecting while the request goes to any ready connection
-/// (or waits for this one). A request a connection did not process goes to
-/// another one. After a failed connect a slot waits before trying again
-/// (1 s, doubling to 30 s): APNs treats rapid reconnecting as abuse. A
-/// connect has worked only once the server's SETTINGS arrive: a TCP
-/// connection whose TLS handshake then fails counts as a failed connect.
+/// connection retires; which slot a request goes to and how long a slot backs
+/// off are ``ConnectionSlots``'s. A request a connection did not process goes
+/// to another one. A connect has worked only once the server's SETTINGS
+/// arrive: a TCP connection whose TLS handshake then fails counts as a
+/// failed connect.
 final class APNsConnectionPool: Sendable {
-    private enum Slot {
-        case empty
-        case connecting(waiting: [APNsExchange])
-        case ready(APNsConnection)
-        /// Connecting failed; no new attempt before `until`, and requests
-        /// meanwhile fail with `reason`.
-        case backingOff(until: NIODeadline, reason: APNsError)
-    }
-
-    private struct State {
-        var slots: [Slot]
-        var failedConnects: [Int]
-        var next = 0
-        var isShutDown = false
-        /// Connections that retired but may still be answering, closed at shutdown.
-        var draining: [ObjectIdentifier: APNsConnection] = [:]
-        var connectionsOpened = 0
-    }
-
-    private enum Route {
-        case send(APNsConnection)
-        case connect(slot: Int, sendTo: APNsConnection?)
-        case queued
-        case fail(APNsError)
-    }
-
     private let host: String
     private let port: Int
     private let tls: NIOSSLContext
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let logger: Logger
-    private let state: NIOLockedValueBox<State>
+    private let state: NIOLockedValueBox<ConnectionSlots<APNsConnection, APNsExchange>>
 
     init(
         host: String,
@@ -63,9 +33,7 @@ final class APNsConnectionPool: Sendable {
         self.group = group
         self.connectTimeout = connectTimeout
         self.logger = logger
-        let count = max(connectionCount, 1)
-        self.state = NIOLockedValueBox(
-            State(slots: Array(repeating: .empty, count: count), failedConnects: Array(repeating: 0, count: count)))
+        self.state = NIOLockedValueBox(ConnectionSlots(count: connectionCount))
     }
 
     /// How many connections the pool has opened, for tests and metrics.
@@ -86,7 +54,8 @@ final class APNsConnectionPool: Sendable {
                 exchange.complete(.failed(.timedOut))
             }
         }
-        switch state.withLockedValue({ Self.route(routed, in: &$0) }) {
+        let now = NIODeadline.now()
+        switch state.withLockedValue({ $0.route(routed, now: now) }) {
         case .send(let connection):
             connection.submit(routed)
         case .connect(let slot, let connection):
@@ -96,46 +65,6 @@ final class APNsConnectionPool: Sendable {
             break
         case .fail(let error):
             exchange.complete(.failed(error))
-        }
-    }
-
-    private static func route(_ exchange: APNsExchange, in state: inout State) -> Route {
-        guard !state.isShutDown else { return .fail(.clientShutdown) }
-        let index = state.next
-        state.next = (state.next + 1) % state.slots.count
-        // A connection can stop taking requests before its retirement reaches
-        // the pool; sending to it would bounce the request straight back here.
-        // Its slot is free again (it closes itself once its streams are answered).
-        if case .ready(let connection) = state.slots[index], !connection.acceptsRequests {
-            state.slots[index] = .empty
-        }
-        // Only needed when the slot is not ready, which is rare once connected.
-        var anyReady: APNsConnection? {
-            state.slots.lazy.compactMap { slot -> APNsConnection? in
-                if case .ready(let connection) = slot, connection.acceptsRequests { return connection }
-                return nil
-            }.first
-        }
-        switch state.slots[index] {
-        case .ready(let connection):
-            return .send(connection)
-        case .empty:
-            // Fill the slot; the request goes to a ready connection if there is one.
-            let ready = anyReady
-            state.slots[index] = .connecting(waiting: ready == nil ? [exchange] : [])
-            state.connectionsOpened += 1
-            return .connect(slot: index, sendTo: ready)
-        case .connecting(var waiting):
-            if let anyReady { return .send(anyReady) }
-            waiting.append(exchange)
-            state.slots[index] = .connecting(waiting: waiting)
-            return .queued
-        case .backingOff(let until, let reason):
-            if let anyReady { return .send(anyReady) }
-            guard NIODeadline.now() >= until else { return .fail(reason) }
-            state.slots[index] = .connecting(waiting: [exchange])
-            state.connectionsOpened += 1
-            return .connect(slot: index, sendTo: nil)
         }
     }
 
@@ -168,12 +97,8 @@ final class APNsConnectionPool: Sendable {
     /// TCP is connected; TLS and HTTP/2 are still being set up, and the
     /// requests given to the connection wait for the server's SETTINGS.
     private func connected(slot: Int, connection: APNsConnection) {
-        let (waiting, isShutDown): ([APNsExchange], Bool) = state.withLockedValue { state in
-            guard case .connecting(let waiting) = state.slots[slot] else { return ([], state.isShutDown) }
-            state.slots[slot] = state.isShutDown ? .empty : .ready(connection)
-            return (waiting, state.isShutDown)
-        }
-        if isShutDown {
+        let (waiting, close) = state.withLockedValue { $0.connected(slot: slot, connection: connection) }
+        if close {
             connection.close()
             for exchange in waiting { exchange.complete(.failed(.clientShutdown)) }
             return
@@ -184,17 +109,13 @@ final class APNsConnectionPool: Sendable {
 
     /// The server's SETTINGS arrived: connecting worked, the backoff starts over.
     private func established(slot: Int) {
-        state.withLockedValue { $0.failedConnects[slot] = 0 }
+        state.withLockedValue { $0.established(slot: slot) }
     }
 
     private func connectFailed(slot: Int, error: any Error) {
         let reason = "\(error)"
-        let (waiting, delay): ([APNsExchange], TimeAmount) = state.withLockedValue { state in
-            let delay = Self.backOff(slot: slot, in: &state)
-            guard case .connecting(let waiting) = state.slots[slot] else { return ([], delay) }
-            state.slots[slot] = .backingOff(until: .now() + delay, reason: .connectFailed(reason))
-            return (waiting, delay)
-        }
+        let now = NIODeadline.now()
+        let (waiting, delay) = state.withLockedValue { $0.connectFailed(slot: slot, reason: reason, now: now) }
         logger.warning(
             "cannot connect to APNs",
             metadata: ["host": "\(host)", "error": "\(error)", "retry-in": "\(delay.nanoseconds / 1_000_000_000)s"]
@@ -202,47 +123,19 @@ final class APNsConnectionPool: Sendable {
         for exchange in waiting { exchange.complete(.failed(.connectFailed(reason))) }
     }
 
-    /// One more failed connect for `slot`: how long it waits before the next.
-    private static func backOff(slot: Int, in state: inout State) -> TimeAmount {
-        state.failedConnects[slot] += 1
-        return .seconds(min(Int64(1) << min(state.failedConnects[slot] - 1, 5), 30))
-    }
-
     /// A connection takes no new requests: its slot is refilled on demand,
     /// after the backoff when it closed before it was set up.
     private func retire(slot: Int, connection: APNsConnection, setupFailure: APNsError?) {
-        let id = ObjectIdentifier(connection)
-        state.withLockedValue { state in
-            if case .ready(let current) = state.slots[slot], current === connection {
-                if let setupFailure {
-                    state.slots[slot] = .backingOff(until: .now() + Self.backOff(slot: slot, in: &state), reason: setupFailure)
-                } else {
-                    state.slots[slot] = .empty
-                }
-            }
-            state.draining[id] = connection
-        }
+        let now = NIODeadline.now()
+        state.withLockedValue { $0.retire(slot: slot, connection: connection, setupFailure: setupFailure, now: now) }
         connection.closeFuture.whenComplete { _ in
-            self.state.withLockedValue { _ = $0.draining.removeValue(forKey: id) }
+            self.state.withLockedValue { $0.drained(connection) }
         }
         logger.debug("APNs connection retired", metadata: ["slot": "\(slot)"])
     }
 
     func shutdown() async {
-        let (connections, waiting): ([APNsConnection], [APNsExchange]) = state.withLockedValue { state in
-            state.isShutDown = true
-            var connections = Array(state.draining.values)
-            var waiting: [APNsExchange] = []
-            for (index, slot) in state.slots.enumerated() {
-                switch slot {
-                case .ready(let connection): connections.append(connection)
-                case .connecting(let queued): waiting += queued
-                case .empty, .backingOff: break
-                }
-                state.slots[index] = .empty
-            }
-            return (connections, waiting)
-        }
+        let (connections, waiting) = state.withLockedValue { $0.shutdown() }
         for exchange in waiting { exchange.complete(.failed(.clientShutdown)) }
         for connection in connections {
             connection.close()

@@ -3,21 +3,21 @@ import Foundation
 import NIOCore
 
 /// What a simulated APNs accepts and how it misbehaves.
-public struct SimulatorConfiguration: Sendable {
+public struct APNsSimulatorConfiguration: Sendable {
     /// The address to listen on; port 0 picks a free port.
     public var host: String
     public var port: Int
     /// The plain-HTTP inbox endpoint for other processes (`GET /inbox/<token>`,
     /// `GET /stats`, `DELETE /inbox`); nil for none, 0 for a free port.
     public var inboxPort: Int?
-    public var tls: SimulatorTLS
+    public var tls: APNsSimulatorTLS
     /// Keys whose provider tokens are accepted.
-    public var tokenKeys: [SimulatorTokenKey]
+    public var tokenKeys: [APNsSimulatorTokenKey]
     /// Roots (PEM) whose client certificates are accepted instead of a token.
     public var clientCertificateRootsPEM: [String]
     /// Topics accepted; nil accepts any.
     public var topics: Set<String>?
-    public var faults: SimulatorFaults
+    public var faults: APNsSimulatorFaults
     /// Whether accepted pushes are kept per device; off for benchmarks.
     public var recordsInbox: Bool
     /// The simulator's clock, for token ages.
@@ -27,11 +27,11 @@ public struct SimulatorConfiguration: Sendable {
         host: String = "127.0.0.1",
         port: Int = 0,
         inboxPort: Int? = nil,
-        tls: SimulatorTLS = .selfSigned(writingTo: nil),
-        tokenKeys: [SimulatorTokenKey] = [],
+        tls: APNsSimulatorTLS = .selfSigned(writingTo: nil),
+        tokenKeys: [APNsSimulatorTokenKey] = [],
         clientCertificateRootsPEM: [String] = [],
         topics: Set<String>? = nil,
-        faults: SimulatorFaults = SimulatorFaults(),
+        faults: APNsSimulatorFaults = APNsSimulatorFaults(),
         recordsInbox: Bool = true,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -49,7 +49,7 @@ public struct SimulatorConfiguration: Sendable {
 }
 
 /// The simulator's server certificate.
-public enum SimulatorTLS: Sendable {
+public enum APNsSimulatorTLS: Sendable {
     /// A certificate authority and a server certificate for localhost,
     /// 127.0.0.1 and ::1, made at start. With a folder, the authority's PEM is
     /// written there as `simulator-ca.pem` for clients to trust.
@@ -59,7 +59,7 @@ public enum SimulatorTLS: Sendable {
 }
 
 /// A provider-token signing key the simulator trusts.
-public struct SimulatorTokenKey: Sendable {
+public struct APNsSimulatorTokenKey: Sendable {
     public var keyID: String
     public var teamID: String
     // Kept as bytes: swift-crypto's key type is not Sendable on every platform.
@@ -91,7 +91,7 @@ public struct SimulatorTokenKey: Sendable {
 
 /// Scripted misbehaviour. Random faults are decided per device token and
 /// attempt from `seed`, so a run is reproducible however requests interleave.
-public struct SimulatorFaults: Sendable {
+public struct APNsSimulatorFaults: Sendable {
     /// Tokens answered `410 Unregistered`, with the time they became invalid.
     public var unregisteredTokens: [String: Date]
     /// Tokens answered `400 BadDeviceToken`.

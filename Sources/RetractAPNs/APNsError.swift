@@ -1,0 +1,37 @@
+import Foundation
+
+/// Why a push was not accepted.
+public enum APNsError: Error, Hashable, Sendable {
+    /// APNs answered with an error status.
+    case rejected(APNsRejection)
+    /// Refused before the network; APNs never saw it.
+    case invalidRequest(APNsRequestError)
+    /// No answer within the request's timeout. APNs may or may not have
+    /// accepted it; the connection was replaced.
+    case timedOut
+    /// The connection closed while the push was in flight. APNs may or may not
+    /// have accepted it.
+    case connectionLost
+    /// No connection to APNs could be made.
+    case connectFailed(String)
+    /// The client cannot authenticate: the signing key or certificate is unusable.
+    case authenticationUnavailable(String)
+    /// The client was shut down.
+    case clientShutdown
+}
+
+extension APNsError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .rejected(let rejection):
+            "APNs answered \(rejection.status) \(rejection.reason)"
+                + (rejection.timestamp.map { " (token invalid since \($0))" } ?? "")
+        case .invalidRequest(let error): "invalid request: \(error)"
+        case .timedOut: "no answer from APNs within the timeout"
+        case .connectionLost: "the connection to APNs closed while the push was in flight"
+        case .connectFailed(let reason): "cannot connect to APNs: \(reason)"
+        case .authenticationUnavailable(let reason): "cannot authenticate to APNs: \(reason)"
+        case .clientShutdown: "the APNs client was shut down"
+        }
+    }
+}

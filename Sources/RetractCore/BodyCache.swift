@@ -1,0 +1,34 @@
+import NIOCore
+import RetractKit
+
+/// Retraction bodies by reference list and size limit: the devices of a
+/// broadcast mostly share one list, so most pushes reuse one body. At most
+/// 1,024 lists are kept.
+package struct BodyCache {
+    let builder: PayloadBuilder
+    private var cache: [Key: [ByteBuffer]] = [:]
+
+    package init(builder: PayloadBuilder) {
+        self.builder = builder
+    }
+
+    /// The bodies that carry `references`, each at most `limit` bytes (the
+    /// transport's ``PushTransport/bodyLimit``).
+    package mutating func bodies(for references: [ReferenceID], limit: Int) throws -> [ByteBuffer] {
+        let key = Key(references: references, limit: limit)
+        if let cached = cache[key] { return cached }
+        let made = try builder.retractionBodies(for: references, limit: limit).map { ByteBuffer(bytes: $0) }
+        if cache.count < Self.capacity { cache[key] = made }
+        return made
+    }
+
+    /// How many reference lists it keeps.
+    package var count: Int { cache.count }
+
+    static let capacity = 1024
+
+    private struct Key: Hashable {
+        var references: [ReferenceID]
+        var limit: Int
+    }
+}
