@@ -2,22 +2,15 @@ import Foundation
 import RetractPush
 
 extension PushVerdict {
-    /// What APNs's answer (or the client's failure to get one) means.
+    /// What APNs's refusal of a push (or the client's failure to get an
+    /// answer) means; an accepted push is ``delivered``.
     ///
     /// `BadDeviceToken` and `DeviceTokenNotForTopic` are failures of the
     /// device, not dead tokens: they mostly mean the app's environment or
     /// topic is wrong. `ExpiredProviderToken` is a refusal of the
     /// credentials: ``APNsClient/send(_:)`` has already made a new provider
     /// token once and been refused again, so the clock or the key is wrong.
-    public init(_ result: Result<APNsResponse, APNsError>) {
-        let error: APNsError
-        switch result {
-        case .success:
-            self = .delivered
-            return
-        case .failure(let failure):
-            error = failure
-        }
+    public init(_ error: APNsError) {
         switch error {
         case .rejected(let rejection):
             let reason = rejection.reason.rawValue

@@ -28,9 +28,10 @@ package final class APNsTransport: PushTransport {
 
     package func send(_ push: OutgoingPush) async -> PushVerdict {
         do {
-            return PushVerdict(.success(try await client.send(request(push))))
+            _ = try await client.send(request(push))
+            return .delivered
         } catch {
-            return PushVerdict(.failure(error))
+            return PushVerdict(error)
         }
     }
 

@@ -44,9 +44,10 @@ package final class FCMTransport: PushTransport {
             return .failed(reason: "FCM message: \(error.message)")
         }
         do {
-            return PushVerdict(.success(try await client.send(message.request(token: PushService.fcm.text(of: push.token)))))
+            _ = try await client.send(message.request(token: PushService.fcm.text(of: push.token)))
+            return .delivered
         } catch {
-            return PushVerdict(.failure(error))
+            return PushVerdict(error)
         }
     }
 

@@ -2,21 +2,14 @@ import Foundation
 import RetractPush
 
 extension PushVerdict {
-    /// What FCM's answer to `messages:send` (the message name, or why not) means.
+    /// Why FCM did not take a message, or the client could not ask it; a
+    /// message FCM took is ``delivered``.
     ///
     /// ``FCMClient`` has already fetched a new access token once when FCM
     /// refused the one it had; refused again, the service account is the
     /// problem. A refused token request with a 4xx other than 429
     /// (`invalid_grant` and the like) is a refused account too.
-    public init(_ result: Result<String, FCMError>) {
-        let error: FCMError
-        switch result {
-        case .success:
-            self = .delivered
-            return
-        case .failure(let failure):
-            error = failure
-        }
+    public init(_ error: FCMError) {
         let reason = "\(error)"
         switch error {
         case .rejected(let rejection):

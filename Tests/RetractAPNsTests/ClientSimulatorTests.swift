@@ -93,7 +93,7 @@ extension ClientSimulatorTests {
             #expect(rejection.reason == scenario.reason)
             #expect(rejection.timestamp == scenario.timestamp)
             #expect(rejection.apnsID != nil)
-            #expect(PushVerdict(.failure(.rejected(rejection))) == scenario.verdict)
+            #expect(PushVerdict(.rejected(rejection)) == scenario.verdict)
         }
     }
 
@@ -111,7 +111,7 @@ extension ClientSimulatorTests {
                 return
             }
             #expect(rejection.reason == .invalidProviderToken)
-            #expect(PushVerdict(.failure(.rejected(rejection))) == .credentialsRefused(reason: "InvalidProviderToken"))
+            #expect(PushVerdict(.rejected(rejection)) == .credentialsRefused(reason: "InvalidProviderToken"))
         }
     }
 
@@ -232,7 +232,7 @@ extension ClientSimulatorTests {
             // Far below the harness's 60-second default: the 400 ms timeout fired,
             // give or take an event loop shared with the whole suite on two cores.
             #expect(ContinuousClock.now - started < .seconds(10))
-            guard case .retryable = PushVerdict(.failure(.timedOut)) else {
+            guard case .retryable = PushVerdict(.timedOut) else {
                 Issue.record("a timeout must be retryable")
                 return
             }

@@ -17,44 +17,40 @@ struct PureLogicTests {
         #expect(APNsReason(rawValue: "SomethingNew").status == nil)
     }
 
-    static let classifications: [(outcome: Result<APNsResponse, APNsError>, expected: PushVerdict)] = [
-        (.success(APNsResponse(apnsID: nil)), .delivered),
+    static let classifications: [(error: APNsError, expected: PushVerdict)] = [
         (
-            .failure(.rejected(.init(status: 410, reason: .unregistered, timestamp: Date(timeIntervalSince1970: 1_700_000_000)))),
+            .rejected(.init(status: 410, reason: .unregistered, timestamp: Date(timeIntervalSince1970: 1_700_000_000))),
             .tokenDead(since: Date(timeIntervalSince1970: 1_700_000_000), reason: "Unregistered")
         ),
-        (.failure(.rejected(.init(status: 410, reason: .expiredToken))), .tokenDead(since: nil, reason: "ExpiredToken")),
+        (.rejected(.init(status: 410, reason: .expiredToken)), .tokenDead(since: nil, reason: "ExpiredToken")),
         // About the app's environment or topic far more often than about the device: failures, not dead tokens.
-        (.failure(.rejected(.init(status: 400, reason: .badDeviceToken))), .failed(reason: "BadDeviceToken")),
-        (.failure(.rejected(.init(status: 400, reason: .deviceTokenNotForTopic))), .failed(reason: "DeviceTokenNotForTopic")),
+        (.rejected(.init(status: 400, reason: .badDeviceToken)), .failed(reason: "BadDeviceToken")),
+        (.rejected(.init(status: 400, reason: .deviceTokenNotForTopic)), .failed(reason: "DeviceTokenNotForTopic")),
         // APNsClient has made a new provider token once already: refused again, the clock or the key is wrong.
         (
-            .failure(.rejected(.init(status: 403, reason: .expiredProviderToken))),
+            .rejected(.init(status: 403, reason: .expiredProviderToken)),
             .credentialsRefused(reason: "ExpiredProviderToken even with a new provider token")
         ),
-        (.failure(.rejected(.init(status: 403, reason: .invalidProviderToken))), .credentialsRefused(reason: "InvalidProviderToken")),
+        (.rejected(.init(status: 403, reason: .invalidProviderToken)), .credentialsRefused(reason: "InvalidProviderToken")),
+        (.rejected(.init(status: 403, reason: .badCertificateEnvironment)), .credentialsRefused(reason: "BadCertificateEnvironment")),
+        (.authenticationUnavailable("the key is unreadable"), .credentialsRefused(reason: "the key is unreadable")),
+        (.rejected(.init(status: 400, reason: .badTopic)), .failed(reason: "BadTopic")),
+        (.rejected(.init(status: 404, reason: .badPath)), .failed(reason: "BadPath")),
+        (.rejected(.init(status: 413, reason: .payloadTooLarge)), .failed(reason: "PayloadTooLarge")),
+        (.rejected(.init(status: 418, reason: .unknown("Teapot"))), .failed(reason: "Teapot")),
         (
-            .failure(.rejected(.init(status: 403, reason: .badCertificateEnvironment))),
-            .credentialsRefused(reason: "BadCertificateEnvironment")
-        ),
-        (.failure(.authenticationUnavailable("the key is unreadable")), .credentialsRefused(reason: "the key is unreadable")),
-        (.failure(.rejected(.init(status: 400, reason: .badTopic))), .failed(reason: "BadTopic")),
-        (.failure(.rejected(.init(status: 404, reason: .badPath))), .failed(reason: "BadPath")),
-        (.failure(.rejected(.init(status: 413, reason: .payloadTooLarge))), .failed(reason: "PayloadTooLarge")),
-        (.failure(.rejected(.init(status: 418, reason: .unknown("Teapot")))), .failed(reason: "Teapot")),
-        (
-            .failure(.invalidRequest(.init(field: .topic, reason: "is missing"))),
+            .invalidRequest(.init(field: .topic, reason: "is missing")),
             .failed(reason: "\(APNsError.invalidRequest(.init(field: .topic, reason: "is missing")))")
         ),
-        (.failure(.clientShutdown), .failed(reason: "the APNs client was shut down")),
+        (.clientShutdown, .failed(reason: "the APNs client was shut down")),
         // Never reached APNs: the device waits for it, using up no attempt.
-        (.failure(.connectFailed("refused")), .unreachable(reason: "cannot connect to APNs: refused")),
+        (.connectFailed("refused"), .unreachable(reason: "cannot connect to APNs: refused")),
     ]
 
     @Test(arguments: classifications.indices)
     func classificationOfOutcomes(index: Int) {
-        let (outcome, expected) = Self.classifications[index]
-        #expect(PushVerdict(outcome) == expected)
+        let (error, expected) = Self.classifications[index]
+        #expect(PushVerdict(error) == expected)
     }
 
     static let retryable: [APNsError] = [
@@ -71,7 +67,7 @@ struct PureLogicTests {
     /// APNs asks for no particular wait.
     @Test(arguments: retryable)
     func retryableErrorsAreRetryableWithoutAWait(error: APNsError) {
-        guard case .retryable(_, let retryAfter) = PushVerdict(.failure(error)) else {
+        guard case .retryable(_, let retryAfter) = PushVerdict(error) else {
             Issue.record("\(error) is not retryable")
             return
         }
