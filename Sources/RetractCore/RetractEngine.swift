@@ -59,6 +59,11 @@ package final class RetractEngine: Sendable {
         try transports.checkTransports(for: app)
     }
 
+    /// Reads every app's credential files again before its next push (`retract serve` on SIGHUP).
+    package func reloadCredentials() {
+        transports.reloadCredentials()
+    }
+
     /// Registers an app after reading its key, certificate and service
     /// account as the sender will, so a file that cannot be used is refused now.
     ///

@@ -74,7 +74,7 @@ package struct RetractServer: Service {
         // requests and stops; the workers finish or release their items; the chores end.
         var services: [any Service] = [
             MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger),
-            CredentialReloadService(transports: engine.transports),
+            CredentialReloadService(engine: engine),
         ]
         let worker = RetractionWorker(engine: engine)
         if settings.mode.runsWorkers { services.append(WorkerService(worker: worker)) }

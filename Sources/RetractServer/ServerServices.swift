@@ -24,12 +24,12 @@ struct WorkerService: Service {
 /// Reads the apps' credential files again on SIGHUP, after an operator
 /// rotated them (they are also read again when they change, every few seconds).
 struct CredentialReloadService: Service {
-    let transports: any TransportProvider
+    let engine: RetractEngine
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             for await _ in await UnixSignalsSequence(trapping: .sighup) {
-                transports.reloadCredentials()
+                engine.reloadCredentials()
             }
         }
     }

@@ -82,11 +82,16 @@ struct EngineOptions: ParsableArguments {
     func apnsSettings(environment: [String: String] = ProcessInfo.processInfo.environment) throws(RetractError) -> APNsSettings {
         var settings = APNsSettings()
         if let connections { settings.connectionsPerApp = connections }
-        settings.certificatePassphrase = environment["APNS_CERTIFICATE_PASSPHRASE"]
+        settings.certificatePassphrase = Self.certificatePassphrase(environment)
         if let pem = try Self.certificate(apnsCA ?? environment["APNS_CA_FILE"], flag: "--apns-ca") {
             settings.additionalTrustRootsPEM = [pem]
         }
         return settings
+    }
+
+    /// The passphrase of PKCS#12 client certificates: `APNS_CERTIFICATE_PASSPHRASE`.
+    static func certificatePassphrase(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        environment["APNS_CERTIFICATE_PASSPHRASE"]
     }
 
     /// How FCM is reached.
