@@ -92,7 +92,7 @@ extension RetractEngine {
     /// Every token given is sent to, a token the ledger knows dead too: the
     /// caller is sending to it now, so the app registered it again (if the
     /// service says it is dead still, it is marked so once more). Retryable
-    /// answers are tried again here, with the transport's backoff.
+    /// answers are tried again here, after the engine's ``RetryPolicy``'s backoff.
     ///
     /// - Parameter resuming: what an earlier call with the same arguments
     ///   sent before it stopped on an error: those devices are not sent to
@@ -196,9 +196,9 @@ extension RetractEngine {
     static let longestWaitWhileSending: Duration = .seconds(60)
 
     /// Sends each push until it is accepted, dead, failed or refused, waiting
-    /// out the transport's backoff between attempts (a service that cannot be
+    /// out the retry policy's backoff between attempts (a service that cannot be
     /// reached is tried again every second) for at most the retry budget or
-    /// ``longestWaitWhileSending``, whichever is shorter; at most ``window`` in flight.
+    /// ``longestWaitWhileSending``, whichever is shorter; at most the window in flight.
     func sendWithRetries(_ pushes: [OutgoingPush], via transport: any PushTransport) async -> [PushOutcome] {
         await withTaskGroup(of: (Int, PushOutcome).self) { group in
             for (index, push) in pushes.enumerated() {

@@ -137,7 +137,7 @@ struct StatusCommand: AsyncParsableCommand {
             account = try await database.withStore { store in
                 let engine = RetractEngine(store: store, transports: PushTransports())
                 let status = try await engine.status(of: uuid)
-                let app = try await store.app(id: status.retraction.appID)
+                let app = try await engine.app(id: status.retraction.appID)
                 return RetractionView(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil)
             }
         } catch {
