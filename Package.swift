@@ -278,6 +278,7 @@ let package = Package(
                 "RetractTestSupport",
                 "RetractKit",
                 "APNsSimulator",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -8,7 +8,8 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import SimulatorSupport
+// Its types (APNsReceivedPush, SimulatorCertificates) are part of this module's API.
+@_exported import SimulatorSupport
 
 /// A stand-in for APNs: an HTTP/2 server over TLS that validates requests and
 /// answers like APNs, keeps what each device would have received, and

@@ -6,7 +6,8 @@ import NIOCore
 import NIOSSL
 import RetractFCM
 import ServiceLifecycle
-import SimulatorSupport
+// Its types (APNsReceivedPush, SimulatorCertificates) are part of this module's API.
+@_exported import SimulatorSupport
 import _CryptoExtras
 
 /// A stand-in for FCM HTTP v1 and Google's token endpoint, over HTTP/2 and

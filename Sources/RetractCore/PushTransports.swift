@@ -16,7 +16,7 @@ package protocol TransportProvider: Sendable {
     /// Reads the key, certificate and service account `registration` names
     /// as sending will, so a file that cannot be used is refused before the
     /// app is registered.
-    func checkCredentials(_ registration: AppRegistration) throws(RetractError)
+    func readCredentials(of registration: AppRegistration) throws(RetractError)
     /// Reads every app's credential files again at the next use (`retract serve` on SIGHUP).
     func reloadCredentials()
     func shutdown() async
@@ -154,7 +154,7 @@ package final class PushTransports: TransportProvider {
         state.closing.append(Task { for retired in due { await retired.transport.shutdown() } })
     }
 
-    package func checkCredentials(_ registration: AppRegistration) throws(RetractError) {
+    package func readCredentials(of registration: AppRegistration) throws(RetractError) {
         if registration.authentication != .fcmOnly {
             try Self.checkCredentials(registration.authentication, app: registration.name, passphrase: settings.certificatePassphrase)
         }

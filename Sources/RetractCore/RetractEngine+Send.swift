@@ -124,9 +124,10 @@ extension RetractEngine {
         case .none: collapse = nil
         }
         if let collapse, let problem = CollapseIDChoice.problem(with: collapse) {
+            // Without a collapse id of its own, the reference is the collapse id: it is what is at fault.
             throw RetractError(
                 .invalidInput, "collapse id \"\(collapse.prefix(80).debugDescription.dropFirst().dropLast())\": \(problem)",
-                field: "collapseID")
+                field: collapseID == .reference ? "reference" : "collapseID")
         }
         let transport = try sender.transport(for: app, via: service)
         let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)

@@ -71,7 +71,7 @@ package final class RetractEngine: Sendable {
     ///   ``RetractError/Code/credentials``, ``RetractError/Code/appExists``.
     package func registerApp(_ registration: AppRegistration, actor: String) async throws(RetractError) -> App {
         if let problem = registration.problem { throw RetractError(problem) }
-        try transports.checkCredentials(registration)
+        try transports.readCredentials(of: registration)
         do {
             let app = try await store.registerApp(registration, actor: actor)
             logger.info("app registered", metadata: ["app": "\(app.name)", "id": "\(app.id)", "actor": "\(actor)"])

@@ -194,6 +194,7 @@ package final class RetractionWorker: Sendable {
 
     private func work(_ item: ClaimedWorkItem) async throws(StoreError) {
         // A retraction deleted since takes its items with it (ON DELETE CASCADE).
+        logger.debug("working", metadata: ["item": "\(item.id)", "kind": "\(item.kind)"])
         guard let job = try await job(for: item.retractionID) else { return }
         if stopped.withLockedValue({ $0.contains(job.retraction.id) }) {
             try await store.release(item, .stopping)
@@ -229,8 +230,10 @@ package final class RetractionWorker: Sendable {
     }
 
     private func workPage(_ item: ClaimedWorkItem, after: DeviceToken?, through: DeviceToken?, job: Job) async throws(StoreError) {
+        logger.debug("reading a page", metadata: ["item": "\(item.id)"])
         let page = try await store.devicePage(
             appID: job.app.id, references: job.retraction.references, after: after, through: through, limit: settings.pageSize)
+        logger.debug("page read", metadata: ["item": "\(item.id)", "devices": "\(page.devices.count)"])
         // The rest of the range becomes an item another lane can take now.
         var end = through
         if page.mayHaveMore, let last = page.last {
@@ -323,9 +326,11 @@ package final class RetractionWorker: Sendable {
         let result = WorkResult(
             item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures,
             stopReason: stopReason, remainder: remainder)
+        logger.debug("finishing", metadata: ["item": "\(item.id)"])
         let finished = try await store.waitingOutLostConnections(for: settings.lease) { () async throws(StoreError) in
             try await store.finishReporting([result])
         }
+        logger.debug("finished", metadata: ["item": "\(item.id)", "held": "\(finished.held.contains(item.id))"])
         if let stopReason {
             // Not held: the claim lapsed, or a first try committed and its answer was lost. The ledger says which.
             let failed = try? await store.retraction(id: item.retractionID).map { $0.state == .failed }

@@ -12,8 +12,8 @@ import UnixSignals
 /// `retract serve`: the HTTP API and the fan-out workers over one engine,
 /// with graceful shutdown. Any number of servers can share one database.
 ///
-/// A service of swift-service-lifecycle: run it in a `ServiceGroup` of your
-/// own, or with ``run(gracefulShutdownSignals:)`` as `retract serve` does.
+/// A service of swift-service-lifecycle: `retract serve` runs it with
+/// ``run(gracefulShutdownSignals:)``; the tests put it in a `ServiceGroup`.
 package struct RetractServer: Service {
     package let engine: RetractEngine
     package let settings: ServerSettings

@@ -21,7 +21,8 @@ package struct MigrationRunner: Sendable {
     /// The versions applied by this call, in order; empty when the database was current.
     @discardableResult
     package func migrate(_ store: RetractStore) async throws(StoreError) -> [Migration] {
-        try await store.perform("migrating the database", idempotent: false) {
+        // A migration may take long on a large ledger: it has no answer limit.
+        try await store.perform("migrating the database", idempotent: false, answerLimit: nil) { [self] in
             try await store.client.withConnection { connection in
                 try await migrate(on: connection, logger: store.logger)
             }
@@ -31,7 +32,7 @@ package struct MigrationRunner: Sendable {
     /// The migrations not yet applied; throws when the database is ahead of or
     /// different from this binary.
     package func pending(_ store: RetractStore) async throws(StoreError) -> [Migration] {
-        try await store.perform("reading the schema version", idempotent: true) {
+        try await store.perform("reading the schema version", idempotent: true) { [self] in
             try await store.client.withConnection { connection in
                 try await pending(on: connection, logger: store.logger)
             }

@@ -46,7 +46,7 @@ extension RetractStore {
         let apps = key.appIDs.sorted()
         let hash = ByteBuffer(bytes: key.keyHash)
         do {
-            try await perform("creating API key \(key.name)", idempotent: false) {
+            try await perform("creating API key \(key.name)", idempotent: false) { [self] in
                 try await client.withTransaction(logger: logger) { connection in
                     try await connection.query(
                         """
@@ -75,14 +75,14 @@ extension RetractStore {
     /// The key with this hash, revoked or not.
     package func apiKey(hash: [UInt8]) async throws(StoreError) -> APIKeyRecord? {
         let buffer = ByteBuffer(bytes: hash)
-        return try await perform("reading an API key", idempotent: true) {
+        return try await perform("reading an API key", idempotent: true) { [self] in
             try await Self.apiKeys(from: client.query(Self.apiKeyQuery(where: "k.key_hash = \(buffer)"), logger: logger)).first
         }
     }
 
     /// Every key, revoked or not, oldest first.
     package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
-        try await perform("listing API keys", idempotent: true) {
+        try await perform("listing API keys", idempotent: true) { [self] in
             try await Self.apiKeys(from: client.query(Self.apiKeyQuery(where: "true"), logger: logger))
         }
     }
@@ -119,7 +119,7 @@ extension RetractStore {
     /// - Returns: false when no unrevoked key has that id.
     @discardableResult
     package func revokeAPIKey(id: UUID, actor: String) async throws(StoreError) -> Bool {
-        try await perform("revoking API key \(id)", idempotent: true) {
+        try await perform("revoking API key \(id)", idempotent: true) { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 let revoked = try await connection.rows(
                     "UPDATE api_keys SET revoked_at = now() WHERE id = \(id) AND revoked_at IS NULL RETURNING id", logger: logger

@@ -18,7 +18,7 @@ extension RetractStore {
             case .certificate: "certificate"
             case .fcmOnly: "none"
             }
-        return try await perform("registering app \(registration.name)", idempotent: false) {
+        return try await perform("registering app \(registration.name)", idempotent: false) { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 let rows = try await connection.query(
                     """
@@ -45,7 +45,7 @@ extension RetractStore {
 
     package func app(named name: String) async throws(StoreError) -> App? {
         if let known = appsByName.withLockedValue({ $0[name] }) { return known }
-        let found = try await perform("reading app \(name)", idempotent: true) {
+        let found = try await perform("reading app \(name)", idempotent: true) { [self] in
             try await Self.apps(
                 from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE name = \(name)", logger: logger)
             ).first
@@ -55,13 +55,13 @@ extension RetractStore {
     }
 
     package func app(id: Int64) async throws(StoreError) -> App? {
-        try await perform("reading app \(id)", idempotent: true) {
+        try await perform("reading app \(id)", idempotent: true) { [self] in
             try await Self.apps(from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps WHERE id = \(id)", logger: logger)).first
         }
     }
 
     package func apps() async throws(StoreError) -> [App] {
-        try await perform("listing apps", idempotent: true) {
+        try await perform("listing apps", idempotent: true) { [self] in
             try await Self.apps(from: client.query("SELECT \(unescaped: Self.appColumns) FROM apps ORDER BY name", logger: logger))
         }
     }

@@ -28,7 +28,7 @@ package struct AuditEntry: Hashable, Sendable {
 extension RetractStore {
     /// The audit log, newest first; of one app when `appID` is given.
     package func auditLog(appID: Int64? = nil, limit: Int = 100) async throws(StoreError) -> [AuditEntry] {
-        try await perform("reading the audit log", idempotent: true) {
+        try await perform("reading the audit log", idempotent: true) { [self] in
             let rows = try await client.query(
                 """
                 SELECT at, actor, action, app_id, subject, details::text FROM audit_log

@@ -30,7 +30,7 @@ extension RetractStore {
     /// death: it may have come back (a newer delivery) and died again.
     package func markDead(_ tokens: [DeadToken], appID: Int64) async throws(StoreError) {
         guard !tokens.isEmpty else { return }
-        try await perform("marking \(tokens.count) tokens dead", idempotent: true) {
+        try await perform("marking \(tokens.count) tokens dead", idempotent: true) { [self] in
             try await client.withConnection { connection in
                 try await Self.markDead(tokens, appID: appID, on: connection, logger: logger)
             }
@@ -64,7 +64,7 @@ extension RetractStore {
     /// The dead token record for one token, if it is dead.
     package func deadToken(_ token: DeviceToken, appID: Int64) async throws(StoreError) -> DeadToken? {
         let bytes = ByteBuffer(bytes: token.bytes)
-        return try await perform("reading dead token", idempotent: true) {
+        return try await perform("reading dead token", idempotent: true) { [self] in
             let rows = try await client.query(
                 "SELECT dead_since, reason, recorded_at FROM dead_tokens WHERE app_id = \(appID) AND token = \(bytes)", logger: logger)
             for try await (since, reason, learnedAt) in rows.decode((Date, String, Date).self) {

@@ -35,29 +35,31 @@ extension RetractStore {
             sentAt.append(delivery.sentAt)
             transports.append(delivery.transport.rawValue)
         }
+        let columns = (appIDs, references, tokens, sentAt, transports)
         // The batch's insert, with `conflicts` after it.
-        func insert(_ conflicts: String) -> PostgresQuery {
-            """
-            INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
-            SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
-            FROM unnest(
-                \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
-                \(transports)::text[]::push_transport[]
-            ) AS u (a, r, t, s, x)
-            \(unescaped: conflicts)
-            """
+        @Sendable func insert(_ conflicts: String) -> PostgresQuery {
+            let (appIDs, references, tokens, sentAt, transports) = columns
+            return """
+                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
+                SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
+                FROM unnest(
+                    \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
+                    \(transports)::text[]::push_transport[]
+                ) AS u (a, r, t, s, x)
+                \(unescaped: conflicts)
+                """
         }
         // Nearly every batch is new: a plain INSERT costs half of what ON
         // CONFLICT does. A batch that repeats a delivery fails whole on the
         // primary key and goes again, keeping only what is new. (A retry after
         // a lost connection lands there too, so the plain insert may be retried.)
         do {
-            _ = try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
+            _ = try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
                 try await client.query(insert(""), logger: logger)
             }
             return deliveries.count
         } catch let error where error.code == .uniqueViolation {
-            return try await perform("recording \(deliveries.count) deliveries", idempotent: true) {
+            return try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
                 // One row back per new delivery: at most a batch, counted here.
                 try await client.query(insert("ON CONFLICT DO NOTHING RETURNING 1"), logger: logger).collect().count
             }
@@ -98,7 +100,7 @@ extension RetractStore {
                 LIMIT \(limit)
             ) d
             """
-        let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) {
+        let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) { [self] in
             var rows: [DevicePage.Row] = []
             for try await (reference, token, isFCM, sentAt, deadSince) in try await client.query(query, logger: logger).decode(
                 (String, ByteBuffer, Bool, Date, Date?).self)
@@ -124,7 +126,7 @@ extension RetractStore {
     /// Those of `references` with at least one recorded delivery for the app.
     package func recordedReferences(appID: Int64, among references: [ReferenceID]) async throws(StoreError) -> Set<ReferenceID> {
         let refs = Array(Set(references.map(\.rawValue)))
-        return try await perform("looking up \(Self.describe(references))", idempotent: true) {
+        return try await perform("looking up \(Self.describe(references))", idempotent: true) { [self] in
             let found = try await client.query(
                 """
                 SELECT r.ref FROM unnest(\(refs)::text[]) AS r (ref)
@@ -138,7 +140,7 @@ extension RetractStore {
 
     /// How many devices received any of `references`, the known-dead included.
     package func countDevices(appID: Int64, references: [ReferenceID]) async throws(StoreError) -> Int {
-        try await perform("counting devices of \(Self.describe(references))", idempotent: true) {
+        try await perform("counting devices of \(Self.describe(references))", idempotent: true) { [self] in
             let refs = references.map(\.rawValue)
             return try await client.query("SELECT retract_device_count(\(appID), \(refs)::text[])", logger: logger).values(of: Int.self)
                 .first ?? 0
@@ -172,7 +174,7 @@ extension RetractStore {
     private func checkAppsExist(_ ids: Set<Int64>) async throws(StoreError) {
         let unknown = Array(knownApps.withLockedValue { ids.subtracting($0) })
         guard !unknown.isEmpty else { return }
-        let found = try await perform("checking apps", idempotent: true) {
+        let found = try await perform("checking apps", idempotent: true) { [self] in
             try await client.query("SELECT id FROM apps WHERE id = ANY(\(unknown)::bigint[])", logger: logger).values(of: Int64.self)
         }
         knownApps.withLockedValue { $0.formUnion(found) }

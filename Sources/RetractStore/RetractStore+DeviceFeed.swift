@@ -83,7 +83,7 @@ extension RetractStore {
             ORDER BY r.created_xid, r.id
             LIMIT \(limit + 1)
             """
-        return try await perform("reading the retractions of a device", idempotent: true) {
+        return try await perform("reading the retractions of a device", idempotent: true) { [self] in
             var found: [(DeviceRetraction, UInt64)] = []
             let rows = try await client.query(query, logger: logger)
             for try await (id, createdAt, transaction, refs) in rows.decode((UUID, Date, String, [String]).self) {

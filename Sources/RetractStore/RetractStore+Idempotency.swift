@@ -42,7 +42,7 @@ extension RetractStore {
         let hash = ByteBuffer(bytes: requestHash)
         let claim = UUID()
         // Not idempotent itself: a claim that happened unseen reads as in progress for a minute.
-        return try await perform("claiming idempotency key", idempotent: false) {
+        return try await perform("claiming idempotency key", idempotent: false) { [self] in
             // Twice at most: a key released between the two statements is free again.
             for _ in 0..<2 {
                 let claimed = try await client.query(
@@ -83,7 +83,7 @@ extension RetractStore {
     /// - Returns: false when the claim is no longer this request's.
     @discardableResult
     package func extendIdempotencyClaim(key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) -> Bool {
-        try await perform("extending an idempotency claim", idempotent: true) {
+        try await perform("extending an idempotency claim", idempotent: true) { [self] in
             !(try await client.query(
                 """
                 UPDATE idempotency_records SET claimed_at = now()
@@ -99,7 +99,7 @@ extension RetractStore {
     /// meanwhile is left alone.
     package func keepIdempotentAnswer(key: String, apiKeyID: UUID, claim: UUID, answer: IdempotentAnswer) async throws(StoreError) {
         let buffer = ByteBuffer(bytes: answer.body)
-        try await perform("keeping an idempotent answer", idempotent: true) {
+        try await perform("keeping an idempotent answer", idempotent: true) { [self] in
             try await client.query(
                 """
                 UPDATE idempotency_records SET status = \(answer.status), body = \(buffer), location = \(answer.location)
@@ -114,7 +114,7 @@ extension RetractStore {
     /// and resume from it (a request with another body gets a conflict).
     package func keepPartialWork(key: String, apiKeyID: UUID, claim: UUID, partial: [UInt8]) async throws(StoreError) {
         let buffer = ByteBuffer(bytes: partial)
-        try await perform("keeping partial work for an idempotency key", idempotent: true) {
+        try await perform("keeping partial work for an idempotency key", idempotent: true) { [self] in
             try await client.query(
                 """
                 UPDATE idempotency_records SET partial = \(buffer), claimed_at = now() - interval '1 hour'
@@ -127,7 +127,7 @@ extension RetractStore {
     /// Lets a claimed key go, when its request failed: it may be used again.
     /// Partial work an earlier run kept stays with the key, for the next run.
     package func releaseIdempotencyKey(_ key: String, apiKeyID: UUID, claim: UUID) async throws(StoreError) {
-        try await perform("releasing idempotency key", idempotent: true) {
+        try await perform("releasing idempotency key", idempotent: true) { [self] in
             try await client.query(
                 """
                 WITH mine AS (
@@ -148,7 +148,7 @@ extension RetractStore {
     /// Drops idempotency records older than the window.
     @discardableResult
     package func dropExpiredIdempotencyRecords() async throws(StoreError) -> Int {
-        try await perform("dropping expired idempotency records", idempotent: true) {
+        try await perform("dropping expired idempotency records", idempotent: true) { [self] in
             try await client.query(
                 """
                 WITH dropped AS (DELETE FROM idempotency_records WHERE created_at < now() - interval '24 hours' RETURNING 1)

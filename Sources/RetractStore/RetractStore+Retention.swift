@@ -14,7 +14,7 @@ extension RetractStore {
         let oldestKept = today.adding(days: -(retention.days - 1))
         let expired = try await deliveryPartitions().filter { $0.day < oldestKept }
         for partition in expired {
-            try await perform("dropping partition \(partition.name)", idempotent: true) {
+            try await perform("dropping partition \(partition.name)", idempotent: true) { [self] in
                 // The name came from the catalogue and matched deliveries_YYYYMMDD.
                 try await client.query("DROP TABLE IF EXISTS \(unescaped: partition.name)", logger: logger)
             }
@@ -31,7 +31,7 @@ extension RetractStore {
     }
 
     private func deliveryPartitions() async throws(StoreError) -> [(name: String, day: UTCDay)] {
-        let names = try await perform("listing delivery partitions", idempotent: true) {
+        let names = try await perform("listing delivery partitions", idempotent: true) { [self] in
             try await client.query(
                 """
                 SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
@@ -48,7 +48,7 @@ extension RetractStore {
     func ensurePartitions(forDays days: Set<UTCDay>) async throws(StoreError) {
         let unknown = knownPartitions.withLockedValue { known in days.filter { !known.contains($0.partitionName) } }
         for day in unknown.sorted() {
-            try await perform("creating the deliveries partition for \(day.isoDate)", idempotent: true) {
+            try await perform("creating the deliveries partition for \(day.isoDate)", idempotent: true) { [self] in
                 try await client.query("SELECT retract_ensure_delivery_partition(\(day.isoDate)::date)", logger: logger)
             }
             _ = knownPartitions.withLockedValue { $0.insert(day.partitionName) }

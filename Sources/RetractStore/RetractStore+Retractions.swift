@@ -23,7 +23,7 @@ extension RetractStore {
             // same statement, only when the retraction row is.
             let subject = id.uuidString.lowercased()
             let joined = refs.joined(separator: ",")
-            let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) {
+            let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) { [self] in
                 let rows = try await client.query(
                     """
                     WITH total AS (
@@ -71,7 +71,7 @@ extension RetractStore {
     }
 
     package func retraction(id: UUID) async throws(StoreError) -> Retraction? {
-        try await perform("reading retraction \(id)", idempotent: true) {
+        try await perform("reading retraction \(id)", idempotent: true) { [self] in
             try await Self.retractions(
                 from: client.query("SELECT \(unescaped: Self.retractionColumns) FROM retractions WHERE id = \(id)", logger: logger)
             ).first
@@ -80,7 +80,7 @@ extension RetractStore {
 
     /// Why devices of a retraction were given up on: devices per reason.
     package func retractionFailures(id: UUID) async throws(StoreError) -> [String: Int] {
-        try await perform("reading the failures of retraction \(id)", idempotent: true) {
+        try await perform("reading the failures of retraction \(id)", idempotent: true) { [self] in
             var failures: [String: Int] = [:]
             let rows = try await client.query(
                 "SELECT reason, devices FROM retraction_failures WHERE retraction_id = \(id)", logger: logger)
@@ -92,7 +92,7 @@ extension RetractStore {
     /// Stops a retraction: its queued work is dropped, its state is `failed`
     /// with `reason`. A retraction already finished is left as it is.
     package func failRetraction(id: UUID, reason: String) async throws(StoreError) {
-        try await perform("failing retraction \(id)", idempotent: true) {
+        try await perform("failing retraction \(id)", idempotent: true) { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 try await Self.fail(id, reason: reason, on: connection, logger: logger)
             }
@@ -120,7 +120,7 @@ extension RetractStore {
 
     private func existingRetraction(for request: RetractionRequest, hash: ByteBuffer) async throws(StoreError) -> Retraction? {
         guard let key = request.idempotencyKey else { return nil }
-        let found = try await perform("reading idempotency key", idempotent: true) {
+        let found = try await perform("reading idempotency key", idempotent: true) { [self] in
             let rows = try await client.query(
                 """
                 SELECT request_hash, \(unescaped: Self.retractionColumns) FROM retractions

@@ -14,7 +14,7 @@ extension RetractStore {
         let claim = UUID()
         let leaseMilliseconds = lease.milliseconds
         // Not idempotent, but safe to report: a claim that happened unseen comes back when its lease ends.
-        return try await perform("claiming work", idempotent: false) {
+        return try await perform("claiming work", idempotent: false) { [self] in
             let rows = try await client.query(
                 """
                 WITH due AS (
@@ -76,7 +76,7 @@ extension RetractStore {
         let retractionIDs = Array(Set(results.map(\.item.retractionID))).sorted { $0.uuidString < $1.uuidString }
         let ids = results.map(\.item.id)
         let claims = results.map(\.item.claim)
-        return try await perform("finishing \(results.count) work items", idempotent: false) {
+        return try await perform("finishing \(results.count) work items", idempotent: false) { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 // Locking the retractions first, in one order, serialises the
                 // workers that finish one retraction's last items.
@@ -147,7 +147,7 @@ extension RetractStore {
         if let after, token <= after { throw StoreError(.invalidInput, "split point \(token) is not after the page's start \(after)") }
         let split = ByteBuffer(bytes: token.bytes)
         let rest = through.map { ByteBuffer(bytes: $0.bytes) }
-        return try await perform("splitting work item \(item.id)", idempotent: false) {
+        return try await perform("splitting work item \(item.id)", idempotent: false) { [self] in
             try await client.withTransaction(logger: logger) { connection in
                 let narrowed = try await connection.rows(
                     "UPDATE work_items SET through_token = \(split) WHERE id = \(item.id) AND claim = \(item.claim) RETURNING id",
@@ -183,7 +183,7 @@ extension RetractStore {
             case .unreachable(let error, let devices, let delay): (delay, false, error, devices)
             }
         let milliseconds = max(delay.milliseconds, 0)
-        return try await perform("releasing work item \(item.id)", idempotent: true) {
+        return try await perform("releasing work item \(item.id)", idempotent: true) { [self] in
             !(try await client.query(
                 """
                 UPDATE work_items
@@ -221,7 +221,7 @@ extension RetractStore {
             let refs = Array(Set(references.map(\.rawValue)))
             let lower = ByteBuffer(bytes: after?.bytes ?? [])
             let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
-            let (live, dead) = try await perform("counting the devices of work item \(item.id)", idempotent: true) {
+            let (live, dead) = try await perform("counting the devices of work item \(item.id)", idempotent: true) { [self] in
                 let rows = try await client.query(
                     """
                     SELECT count(*) FILTER (WHERE dt.recorded_at IS NULL OR d.newest > dt.recorded_at),
@@ -255,7 +255,7 @@ extension RetractStore {
         let leaseMilliseconds = lease.milliseconds
         let ids = items.map(\.id)
         let claims = items.map(\.claim)
-        return try await perform("extending \(items.count) leases", idempotent: true) {
+        return try await perform("extending \(items.count) leases", idempotent: true) { [self] in
             Set(
                 try await client.query(
                     """
@@ -271,7 +271,7 @@ extension RetractStore {
 
     /// How many items are queued, due or not: for metrics and tests.
     package func queuedWorkCount(retractionID: UUID? = nil) async throws(StoreError) -> Int {
-        try await perform("counting queued work", idempotent: true) {
+        try await perform("counting queued work", idempotent: true) { [self] in
             try await client.query(
                 "SELECT count(*) FROM work_items WHERE \(retractionID)::uuid IS NULL OR retraction_id = \(retractionID)", logger: logger
             ).values(of: Int.self).first ?? 0

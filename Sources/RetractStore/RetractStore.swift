@@ -97,16 +97,22 @@ package final class RetractStore: Sendable {
 
     /// Runs `body`, mapping errors to ``StoreError``. An `idempotent` body is
     /// run again, up to twice, when the connection was lost.
+    ///
+    /// A body that has not answered within `answerLimit` counts as a lost
+    /// connection, and is left to end on its own: when PostgreSQL is
+    /// restarted in the middle of a statement, PostgresNIO (1.33) can leave
+    /// that statement waiting forever, and the worker holding it with it.
     @discardableResult
-    func perform<Result>(
+    func perform<Result: Sendable>(
         _ operation: String,
         idempotent: Bool,
-        _ body: () async throws -> Result
+        answerLimit: Duration? = RetractStore.answerLimit,
+        _ body: @escaping @Sendable () async throws -> Result
     ) async throws(StoreError) -> Result {
         var attempt = 1
         while true {
             do {
-                return try await body()
+                return try await Self.answering(within: answerLimit, body)
             } catch {
                 let storeError = StoreError.from(error, during: operation)
                 guard idempotent, storeError.code == .connectionLost, attempt < 3 else { throw storeError }
@@ -115,6 +121,36 @@ package final class RetractStore: Sendable {
                 attempt += 1
             }
         }
+    }
+
+    /// How long a statement of the ledger may go without an answer: far
+    /// longer than any of them takes (migrations have no limit).
+    package static let answerLimit: Duration = .seconds(60)
+
+    /// `body`'s result, or ``NoAnswer`` once `limit` has passed without one.
+    static func answering<Result: Sendable>(
+        within limit: Duration?, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
+        guard let limit else { return try await body() }
+        let outcome: Swift.Result<Result, any Error>? = await firstOf(
+            {
+                do {
+                    return .success(try await body())
+                } catch {
+                    return .failure(error)
+                }
+            },
+            {
+                try? await Task.sleep(for: limit)
+                return nil
+            })
+        guard let outcome else { throw NoAnswer(limit: limit) }
+        return try outcome.get()
+    }
+
+    /// A statement that did not answer within its limit.
+    struct NoAnswer: Error {
+        var limit: Duration
     }
 
     /// Runs `operation`, and again every second while it fails because the
@@ -138,7 +174,7 @@ package final class RetractStore: Sendable {
 
     /// Whether the database answers: for readiness checks.
     package func ping() async throws(StoreError) {
-        try await perform("checking the database", idempotent: true) {
+        try await perform("checking the database", idempotent: true) { [self] in
             _ = try await client.query("SELECT 1", logger: logger).collect()
         }
     }

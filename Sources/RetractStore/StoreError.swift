@@ -50,6 +50,9 @@ extension StoreError {
     /// Maps what PostgresNIO threw while doing `operation` to a store error.
     static func from(_ error: any Error, during operation: String) -> StoreError {
         if let error = error as? StoreError { return error }
+        if let noAnswer = error as? RetractStore.NoAnswer {
+            return StoreError(.connectionLost, "\(operation): no answer from the database within \(noAnswer.limit)")
+        }
         if let transaction = error as? PostgresTransactionError, let underlying = transaction.underlying {
             return from(underlying, during: operation)
         }

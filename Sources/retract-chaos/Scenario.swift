@@ -64,7 +64,8 @@ struct Outcome: Sendable {
         showing = screen.showing.count
         if retraction.state != .done { problems.append("state \(retraction.state.rawValue): \(retraction.failure ?? "")") }
         if account.sent + account.unregistered + account.failed != account.total {
-            problems.append("sent \(account.sent) + dead \(account.unregistered) + failed \(account.failed) ≠ \(account.total) devices")
+            problems.append(
+                "sent \(account.sent) + unregistered \(account.unregistered) + failed \(account.failed) ≠ \(account.total) devices")
         }
         if !expectFailed.contains(account.failed) {
             problems.append("\(account.failed) failed, expected \(expectFailed): \(account.failures)")
@@ -270,7 +271,7 @@ struct Scenario: Sendable {
             outcome.check(Fleet.Run(id: id, retraction: finished, seconds: seconds), account: account, screen: screen, maxDuplicates: 0)
             if (account.sent, account.unregistered, account.skipped) != (reachable.count, stillGone.count, stillGone.count) {
                 outcome.problems.append(
-                    "the newer retraction: sent \(account.sent), dead \(account.unregistered) (skipped \(account.skipped)); expected \(reachable.count), \(stillGone.count) (\(stillGone.count))"
+                    "the newer retraction: sent \(account.sent), unregistered \(account.unregistered) (skipped \(account.skipped)); expected \(reachable.count), \(stillGone.count) (\(stillGone.count))"
                 )
             }
             if secondOld?.state != .done || (oldAccount.sent, oldAccount.skipped) != (devices.count - uninstalled.count, uninstalled.count)

@@ -69,10 +69,9 @@ struct AppsCommand: AsyncParsableCommand {
         func run() async throws {
             do {
                 let registration = try registration()
-                let passphrase = ProcessInfo.processInfo.environment["APNS_CERTIFICATE_PASSPHRASE"]
+                let settings = APNsSettings(certificatePassphrase: EngineOptions.certificatePassphrase())
                 let app = try await database.withStore { store in
-                    let engine = RetractEngine(
-                        store: store, transports: PushTransports(settings: APNsSettings(certificatePassphrase: passphrase)))
+                    let engine = RetractEngine(store: store, transports: PushTransports(settings: settings))
                     return try await engine.registerApp(registration, actor: Self.actor)
                 }
                 if json {
@@ -114,8 +113,19 @@ struct AppsCommand: AsyncParsableCommand {
             let registration = AppRegistration(
                 name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication,
                 fcmServiceAccountPath: fcmPath)
-            if let problem = registration.problem { throw RetractError(problem) }
+            if let problem = registration.problem {
+                throw RetractError(.invalidInput, "\(Self.flag(of: problem.field)): \(problem.message)")
+            }
             return registration
+        }
+
+        /// The command-line name of a registration field.
+        static func flag(of field: String) -> String {
+            let flags = [
+                "name": "name", "topic": "--topic", "endpoint": "--endpoint", "keyID": "--key-id", "teamID": "--team-id",
+                "keyPath": "--key-path", "certificatePath": "--certificate", "fcmServiceAccountPath": "--fcm-service-account",
+            ]
+            return flags[field] ?? field
         }
 
         private func absolute(_ path: String) -> String {

@@ -40,6 +40,8 @@ struct RecordCommand: AsyncParsableCommand {
                     app: try await engine.app(named: app), reference: reference, tokens: tokens, sentAt: sentAt, via: service)
             }
             print("recorded \(recorded) new deliveries of \(reference) (\(tokens.count) tokens given)")
+        } catch let error as RetractError {
+            throw fail("record", error.naming(["sentAt": "--sent-at"]))
         } catch {
             throw fail("record", error)
         }
@@ -112,6 +114,8 @@ struct SendCommand: AsyncParsableCommand {
                     app: try await engine.app(named: app), reference: reference, tokens: tokens, payload: payload,
                     collapseID: collapse, via: service)
             }
+        } catch let error as RetractError {
+            throw fail("send", error.naming(["payload": "--payload", "collapseID": "--collapse-id", "tokens": "--token"]))
         } catch {
             throw fail("send", error)
         }

@@ -143,6 +143,11 @@ struct ValidationTests {
                 body:
                     #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":{"aps":{"alert":"a"}},"collapseID":"\#(String(repeating: "c", count: 65))"}"#,
                 status: 422, problem: "invalid-field", field: "collapseID"),
+            // Without a collapse id of its own, a reference longer than APNs's 64 bytes is the collapse id at fault.
+            Case(
+                path: notifications,
+                body: #"{\#(app),"reference":"\#(String(repeating: "r", count: 65))","tokens":\#(tokens),"payload":{"aps":{"alert":"a"}}}"#,
+                status: 422, problem: "invalid-field", field: "reference"),
             // Found by scripts/fuzz-api: it used to hang, retried as a lost connection.
             Case(
                 path: notifications,

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import PostgresNIO
 import RetractKit
 import RetractTestSupport
@@ -10,34 +11,49 @@ import Testing
 struct ConnectionLossTests {
     @Test func idempotentOperationsAreTriedAgainAndOthersAreReported() async throws {
         try await TestDatabase.withStore { store, _ in
-            var attempts = 0
+            let attempts = NIOLockedValueBox(0)
             let value = try await store.perform("reading", idempotent: true) {
-                attempts += 1
-                if attempts == 1 { throw StoreError(.connectionLost, "dropped") }
+                let attempt = attempts.withLockedValue { attempts in
+                    attempts += 1
+                    return attempts
+                }
+                if attempt == 1 { throw StoreError(.connectionLost, "dropped") }
                 return 42
             }
             #expect(value == 42)
-            #expect(attempts == 2)
+            #expect(attempts.withLockedValue { $0 } == 2)
 
-            attempts = 0
+            attempts.withLockedValue { $0 = 0 }
             let error = await #expect(throws: StoreError.self) {
                 try await store.perform("claiming", idempotent: false) {
-                    attempts += 1
+                    attempts.withLockedValue { $0 += 1 }
                     throw StoreError(.connectionLost, "dropped")
                 }
             }
             #expect(error?.code == .connectionLost)
-            #expect(attempts == 1)
+            #expect(attempts.withLockedValue { $0 } == 1)
 
             // Two more drops than it tries: reported after the third attempt.
-            attempts = 0
+            attempts.withLockedValue { $0 = 0 }
             await #expect(throws: StoreError.self) {
                 try await store.perform("reading", idempotent: true) {
-                    attempts += 1
+                    attempts.withLockedValue { $0 += 1 }
                     throw StoreError(.connectionLost, "dropped")
                 }
             }
-            #expect(attempts == 3)
+            #expect(attempts.withLockedValue { $0 } == 3)
+
+            // A statement that never answers is a lost connection too, after the limit.
+            attempts.withLockedValue { $0 = 0 }
+            let silent = await #expect(throws: StoreError.self) {
+                try await store.perform("splitting", idempotent: true, answerLimit: .milliseconds(100)) { () async throws -> Int in
+                    attempts.withLockedValue { $0 += 1 }
+                    await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+                    return 1
+                }
+            }
+            #expect(silent?.code == .connectionLost)
+            #expect(attempts.withLockedValue { $0 } == 3)
         }
     }
 

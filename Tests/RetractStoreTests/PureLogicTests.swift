@@ -270,3 +270,32 @@ struct FinishedWorkTests {
         #expect(finished.counts.isEmpty && finished.retries.isEmpty && finished.dead.isEmpty && finished.stops.isEmpty)
     }
 }
+
+/// A statement that never answers (PostgreSQL restarted under it) must not
+/// hold its caller forever.
+@Suite("Answer limit")
+struct AnswerLimitTests {
+    @Test func aBodyThatNeverAnswersCountsAsALostConnection() async throws {
+        let started = ContinuousClock.now
+        let error = await #expect(throws: RetractStore.NoAnswer.self) {
+            try await RetractStore.answering(within: .milliseconds(200)) { () async throws -> Int in
+                // Never resumed, and deaf to cancellation: what a hung query looks like from here.
+                await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+                return 1
+            }
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        let mapped = StoreError.from(try #require(error), during: "splitting work item 6")
+        #expect(mapped.code == .connectionLost)
+        #expect(mapped.message == "splitting work item 6: no answer from the database within 0.2 seconds")
+    }
+
+    @Test func anAnswerInTimeAndAnErrorInTimeComeThrough() async throws {
+        #expect(try await RetractStore.answering(within: .seconds(5)) { 42 } == 42)
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await RetractStore.answering(within: .seconds(5)) { () async throws -> Int in throw Refused() }
+        }
+        #expect(try await RetractStore.answering(within: nil) { 7 } == 7)
+    }
+}

@@ -67,6 +67,29 @@ struct EndToEndTests {
         try JSONDecoder().decode(Account.self, from: Data(result.stdout.utf8))
     }
 
+    /// `retract apps add` goes through the engine's registration: a bad
+    /// value is named by its flag, a taken name and a key that cannot be read
+    /// are refused with their exit codes, and nothing is registered twice.
+    @Test func appsAddNamesTheFlagAtFaultAndRefusesATakenName() async throws {
+        try await Self.withStage { stage in
+            var arguments = stage.apps.appsAddArguments(name: "chat")
+            let keyID = try #require(arguments.firstIndex(of: "--key-id"))
+            arguments[keyID + 1] = "short"
+            let badKeyID = try stage.retract(arguments)
+            #expect(badKeyID.status == 2)
+            #expect(badKeyID.stderr.contains("retract apps add: --key-id: \"short\": 10 uppercase letters or digits"), "\(badKeyID.stderr)")
+
+            let missingKey = try stage.retract(stage.apps.appsAddArguments(name: "chat", keyPath: "/nonexistent/AuthKey.p8"))
+            #expect(missingKey.status == 8)
+            #expect(missingKey.stderr.contains("/nonexistent/AuthKey.p8 cannot be read (no such file)"), "\(missingKey.stderr)")
+
+            try stage.addApp("chat")
+            let taken = try stage.retract(stage.apps.appsAddArguments(name: "chat"))
+            #expect(taken.status == 2)
+            #expect(taken.stderr.contains("an app named \"chat\" is registered already"), "\(taken.stderr)")
+        }
+    }
+
     @Test func aChatMessageRetractedFromTheCommandLineReachesItsThreeDevices() async throws {
         try await Self.withStage { stage in
             try stage.addApp("chat")
