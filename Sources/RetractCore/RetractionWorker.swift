@@ -193,8 +193,8 @@ package final class RetractionWorker: Sendable {
     // MARK: - One item
 
     private func work(_ item: ClaimedWorkItem) async throws(StoreError) {
-        // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         logger.debug("working", metadata: ["item": "\(item.id)", "kind": "\(item.kind)"])
+        // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
         if stopped.withLockedValue({ $0.contains(job.retraction.id) }) {
             try await store.release(item, .stopping)
