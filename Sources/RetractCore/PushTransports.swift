@@ -156,7 +156,7 @@ package final class PushTransports: TransportProvider {
 
     package func readCredentials(of registration: AppRegistration) throws(RetractError) {
         if registration.authentication != .fcmOnly {
-            try Self.checkCredentials(registration.authentication, app: registration.name, passphrase: settings.certificatePassphrase)
+            try Self.readAPNsCredentials(registration.authentication, app: registration.name, passphrase: settings.certificatePassphrase)
         }
         if let path = registration.fcmServiceAccountPath {
             do {
@@ -226,7 +226,9 @@ package final class PushTransports: TransportProvider {
     /// Reads the key or certificate `authentication` points at, and for a
     /// certificate sets up TLS with it, as sending will: a file that cannot
     /// be used is found before anything is written.
-    private static func checkCredentials(_ authentication: App.Authentication, app: String, passphrase: String?) throws(RetractError) {
+    private static func readAPNsCredentials(
+        _ authentication: App.Authentication, app: String, passphrase: String?
+    ) throws(RetractError) {
         let field = if case .certificate = authentication { "certificatePath" } else { "keyPath" }
         let credentials: APNsAuthentication
         do {
