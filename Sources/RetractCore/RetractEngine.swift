@@ -8,7 +8,7 @@ import RetractStore
 /// retractions and report on them. ``RetractionWorker`` does the fan-out.
 package final class RetractEngine: Sendable {
     package let store: RetractStore
-    package let transports: any TransportProvider
+    package var transports: any TransportProvider { sender.transports }
     package let settings: EngineSettings
     /// What the engine and its workers send through.
     let sender: PushSender
@@ -25,7 +25,6 @@ package final class RetractEngine: Sendable {
     ) {
         precondition(settings.problem == nil, settings.problem ?? "")
         self.store = store
-        self.transports = transports
         self.settings = settings
         self.logger = logger
         sender = PushSender(

@@ -74,14 +74,21 @@ extension RetractError {
         return error
     }
 
+    /// This error with its field renamed by `rename`, in the message too
+    /// when the message starts with the field's name.
+    package func renamingField(_ rename: (String) -> String) -> RetractError {
+        guard let field else { return self }
+        let renamed = rename(field)
+        var error = self
+        error.field = renamed
+        if message.hasPrefix("\(field):") { error.message = renamed + message.dropFirst(field.count) }
+        return error
+    }
+
     /// This error with its field inside `prefix` (`[2].`), for an input
     /// that came as one of a list.
     package func within(_ prefix: String) -> RetractError {
-        guard let field, !prefix.isEmpty else { return self }
-        var error = self
-        error.field = prefix + field
-        if message.hasPrefix("\(field):") { error.message = prefix + message }
-        return error
+        renamingField { prefix + $0 }
     }
 
     /// Runs a store operation, carrying its error as a ``RetractError``.

@@ -114,19 +114,16 @@ struct AppsCommand: AsyncParsableCommand {
                 name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication,
                 fcmServiceAccountPath: fcmPath)
             if let problem = registration.problem {
-                throw RetractError(.invalidInput, "\(Self.flag(of: problem.field)): \(problem.message)")
+                throw RetractError(problem).naming(Self.flags)
             }
             return registration
         }
 
-        /// The command-line name of a registration field.
-        static func flag(of field: String) -> String {
-            let flags = [
-                "name": "name", "topic": "--topic", "endpoint": "--endpoint", "keyID": "--key-id", "teamID": "--team-id",
-                "keyPath": "--key-path", "certificatePath": "--certificate", "fcmServiceAccountPath": "--fcm-service-account",
-            ]
-            return flags[field] ?? field
-        }
+        /// The command-line names of the registration's fields.
+        static let flags = [
+            "topic": "--topic", "endpoint": "--endpoint", "keyID": "--key-id", "teamID": "--team-id", "keyPath": "--key-path",
+            "certificatePath": "--certificate", "fcmServiceAccountPath": "--fcm-service-account",
+        ]
 
         private func absolute(_ path: String) -> String {
             URL(fileURLWithPath: path).standardizedFileURL.path

@@ -18,9 +18,6 @@ extension RetractError {
     /// This error with its field named as the command line names it
     /// (`sentAt` as `--sent-at`), when `flags` has that field.
     func naming(_ flags: [String: String]) -> RetractError {
-        guard let field, let flag = flags[field] else { return self }
-        var error = self
-        if message.hasPrefix("\(field):") { error.message = flag + message.dropFirst(field.count) }
-        return error
+        renamingField { flags[$0] ?? $0 }
     }
 }
