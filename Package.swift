@@ -249,10 +249,19 @@ let package = Package(
             ],
             path: "Tests/RetractTestSupport"
         ),
+        .target(
+            // Tests/Vectors/payloads.json, the payload cases every client is
+            // checked against, and their loader; used by RetractKit's tests
+            // and `retract match`'s.
+            name: "PayloadVectors",
+            path: "Tests/Vectors",
+            exclude: ["payloads.json"]
+        ),
         .testTarget(
             name: "RetractKitTests",
             dependencies: [
                 "RetractKit",
+                "PayloadVectors",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
@@ -342,6 +351,7 @@ let package = Package(
             // executable target makes `swift build --build-tests` build it.
             name: "retractTests",
             dependencies: [
+                "PayloadVectors",
                 "FCMSimulator",
                 "retract",
                 "RetractTestSupport",

@@ -4,23 +4,30 @@ public struct DeliveredNotification: Hashable, Sendable {
     public var identifier: String
     /// The reference in the notification's custom data, if it has one.
     public var referenceID: ReferenceID?
+    /// Further references the notification stands for, such as the messages
+    /// a summary ("3 new messages") was sent for.
+    public var referenceIDs: [ReferenceID]
 
-    public init(identifier: String, referenceID: ReferenceID? = nil) {
+    public init(identifier: String, referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = []) {
         self.identifier = identifier
         self.referenceID = referenceID
+        self.referenceIDs = referenceIDs
     }
 
-    /// Reads the reference from the notification's `userInfo`. Only the
-    /// reference keys are read; when they cannot be, the notification is
-    /// matchable by identifier only.
+    /// Reads the references from the notification's `userInfo`, as a
+    /// retraction's are read (both custom data keys, or the top level); a
+    /// value that cannot be read is left out, and a notification without
+    /// references is matchable by identifier only.
     public init(identifier: String, userInfo: [AnyHashable: Any]) {
-        self.init(identifier: identifier, referenceID: NotificationCustomData.originalReference(in: userInfo))
+        let customData = RetractPayload.read(userInfo).customData
+        self.init(identifier: identifier, referenceID: customData?.referenceID, referenceIDs: customData?.referenceIDs ?? [])
     }
 
-    /// Whether a retraction of `references` removes this notification: its
-    /// reference is one of them, or its identifier equals one.
+    /// Whether a retraction of `references` removes this notification: one of
+    /// its references is among them, or its identifier is.
     public func isRetracted(by references: Set<ReferenceID>) -> Bool {
         if let referenceID, references.contains(referenceID) { return true }
+        if referenceIDs.contains(where: references.contains) { return true }
         return references.contains(ReferenceID(identifier))
     }
 }

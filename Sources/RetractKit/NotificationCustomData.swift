@@ -9,8 +9,8 @@ import Foundation
 ///                             "isReferredNotificationMustRemoved": true }
 /// ```
 /// Reading is tolerant (see docs/payload.md): both dialects' spellings, ids as
-/// strings or integers, the flag as `true`, `1` or `"true"`. Anything else is a
-/// ``RetractPayloadError`` that names the key.
+/// strings or integers, the flag as `true`, `1` or `"true"`. A value that
+/// cannot be read is a ``RetractPayloadError`` that names its key.
 public struct NotificationCustomData: Hashable, Sendable {
     /// The single reference (`pushNotificationReferenceId`).
     public var referenceID: ReferenceID?
@@ -35,99 +35,26 @@ public struct NotificationCustomData: Hashable, Sendable {
 // MARK: - Reading
 
 extension NotificationCustomData {
-    /// Reads custom data from a `userInfo` value: a dictionary, a JSON string or
-    /// JSON `Data`. `path` names the value in error messages.
+    /// Reads one custom data object strictly: the first value that cannot be
+    /// read is thrown. Servers check what they send this way; a device reads
+    /// leniently through ``RetractPayload/read(_:)``.
     init(userInfoValue value: Any, path: String) throws {
-        let object = try Self.object(fromUserInfoValue: value, path: path)
-        try self.init(path: path) { key in object[key].map { PayloadValue($0) } }
+        var reader = CustomDataReader()
+        reader.read(userInfoValue: value, path: path)
+        if let problem = reader.diagnostics.first { throw problem }
+        self = reader.customData
     }
 
-    /// The reference an original carries, read leniently: only the reference
-    /// keys are looked at, so an odd value elsewhere does not hide it.
-    static func originalReference(in userInfo: [AnyHashable: Any]) -> ReferenceID? {
-        for key in PayloadDialect.allCases.map(\.customDataKey) {
-            guard let value = userInfo[key], let object = try? Self.object(fromUserInfoValue: value, path: key) else { continue }
-            let lookup: (String) -> PayloadValue? = { object[$0].map { PayloadValue($0) } }
-            if let reference = try? readEither(
-                PayloadDialect.allCases.map(\.referenceIDKey), path: key, lookup: lookup, read: Self.reference)
-            {
-                return reference
-            }
-        }
-        return nil
-    }
-
-    /// The custom data object in a dictionary, a JSON string or JSON `Data`.
-    private static func object(fromUserInfoValue value: Any, path: String) throws -> [String: Any] {
-        switch value {
-        case let dictionary as [AnyHashable: Any]:
-            return stringKeyed(dictionary)
-        case let string as String:
-            return try parseObject(Data(string.utf8), path: path)
-        case let data as Data:
-            return try parseObject(data, path: path)
-        default:
-            throw RetractPayloadError.wrongType(
-                key: path,
-                expected: "an object, a JSON string or Data",
-                found: PayloadValue(value).kind
-            )
-        }
-    }
-
-    /// Reads the fields through `lookup`, which returns the value under a key
-    /// or nil when the key is absent; both reading paths end here.
+    /// Reads one object through `lookup` strictly; the Codable path.
     init(path: String, lookup: (String) throws -> PayloadValue?) throws {
-        let referenceID = try Self.readEither(
-            PayloadDialect.allCases.map(\.referenceIDKey),
-            path: path,
-            lookup: lookup,
-            read: Self.reference
-        )
-        let mustRemove = try Self.readEither(
-            PayloadDialect.allCases.map(\.mustRemoveKey),
-            path: path,
-            lookup: lookup,
-            read: Self.flag
-        )
-        let batchPath = "\(path).\(PayloadDialect.referenceIDsKey)"
-        var referenceIDs: [ReferenceID] = []
-        switch try lookup(PayloadDialect.referenceIDsKey) {
-        case nil, .null?:
-            break
-        case .array(let elements)?:
-            for (index, element) in elements.enumerated() {
-                if let reference = try Self.reference(element, path: "\(batchPath)[\(index)]") {
-                    referenceIDs.append(reference)
-                }
-            }
-        case let other?:
-            throw RetractPayloadError.wrongType(key: batchPath, expected: "an array of references", found: other.kind)
-        }
-        self.init(referenceID: referenceID, referenceIDs: referenceIDs, mustRemoveReferred: mustRemove ?? false)
-    }
-
-    /// Reads a field that has a spelling per dialect; present under both
-    /// spellings, the values must agree.
-    private static func readEither<Value: Equatable>(
-        _ keys: [String],
-        path: String,
-        lookup: (String) throws -> PayloadValue?,
-        read: (PayloadValue, String) throws -> Value?
-    ) throws -> Value? {
-        var found: (key: String, value: Value)?
-        for key in keys {
-            guard let raw = try lookup(key), let value = try read(raw, "\(path).\(key)") else { continue }
-            if let earlier = found, earlier.value != value {
-                throw RetractPayloadError.conflictingKeys("\(path).\(earlier.key)", "\(path).\(key)")
-            }
-            found = found ?? (key, value)
-        }
-        return found?.value
+        var reader = CustomDataReader()
+        try reader.read(path: path, lookup: lookup)
+        if let problem = reader.diagnostics.first { throw problem }
+        self = reader.customData
     }
 
     /// A reference: a non-empty string or an integer; null means absent.
-    static func reference(_ value: PayloadValue, path: String) throws -> ReferenceID? {
+    static func reference(_ value: PayloadValue, path: String) throws(RetractPayloadError) -> ReferenceID? {
         switch value {
         case .null:
             return nil
@@ -152,7 +79,7 @@ extension NotificationCustomData {
 
     /// The removal flag: `true`/`false`, `1`/`0`, or those as strings (FCM data
     /// values are strings); null means absent.
-    static func flag(_ value: PayloadValue, path: String) throws -> Bool? {
+    static func flag(_ value: PayloadValue, path: String) throws(RetractPayloadError) -> Bool? {
         switch value {
         case .null:
             return nil
@@ -179,29 +106,6 @@ extension NotificationCustomData {
         case .string(let string): "\"\(string)\""
         default: value.kind
         }
-    }
-
-    private static func parseObject(_ data: Data, path: String) throws -> [String: Any] {
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            throw RetractPayloadError.invalidJSON(key: path, reason: reason)
-        }
-        guard let dictionary = parsed as? [AnyHashable: Any] else {
-            throw RetractPayloadError.wrongType(key: path, expected: "a JSON object", found: PayloadValue(parsed).kind)
-        }
-        return stringKeyed(dictionary)
-    }
-
-    /// Keys that are not strings cannot be custom data keys; they are ignored.
-    private static func stringKeyed(_ dictionary: [AnyHashable: Any]) -> [String: Any] {
-        var object: [String: Any] = [:]
-        for (key, value) in dictionary {
-            if let key = key.base as? String { object[key] = value }
-        }
-        return object
     }
 }
 

@@ -2,32 +2,78 @@ import Foundation
 
 /// Reads Retract's custom data out of a push's `userInfo`.
 public enum RetractPayload {
-    /// The custom data under `notificationCustomData` (or the article's
-    /// `notifcationCustomData`), given as an object, a JSON string or `Data`.
-    ///
-    /// - Returns: nil when `userInfo` has no custom data.
-    /// - Throws: ``RetractPayloadError`` naming the key when it is malformed.
-    public static func customData(in userInfo: [AnyHashable: Any]) throws -> NotificationCustomData? {
-        var found: (key: String, customData: NotificationCustomData)?
-        for key in PayloadDialect.allCases.map(\.customDataKey) {
-            guard let value = userInfo[key], !(value is NSNull) else { continue }
-            let customData = try NotificationCustomData(userInfoValue: value, path: key)
-            if let earlier = found, earlier.customData != customData {
-                throw RetractPayloadError.conflictingKeys(earlier.key, key)
-            }
-            found = found ?? (key, customData)
+    /// What a device reads out of one push.
+    public struct Reading: Hashable, Sendable {
+        /// The custom data, united across both custom data keys (or read from
+        /// the top level of the push when it has neither); nil when the push
+        /// carries none that could be read.
+        public var customData: NotificationCustomData?
+        /// The values that could not be read, each naming its key, in reading
+        /// order. Everything else in the push was read without them.
+        public var diagnostics: [RetractPayloadError]
+
+        public init(customData: NotificationCustomData?, diagnostics: [RetractPayloadError] = []) {
+            self.customData = customData
+            self.diagnostics = diagnostics
         }
-        return found?.customData
+
+        /// The references to remove, or nil when the push is not a retraction:
+        /// no removal flag set to an accepted true value, or no reference.
+        public var retraction: Set<ReferenceID>? {
+            guard let customData, customData.mustRemoveReferred else { return nil }
+            let references = Set(customData.references)
+            return references.isEmpty ? nil : references
+        }
     }
 
-    /// The references a retraction push asks to remove.
+    /// Reads a push leniently, as a device must: a value that cannot be read
+    /// is dropped and reported in ``Reading/diagnostics``, and the rest of the
+    /// push still counts.
+    ///
+    /// Custom data is read from `notificationCustomData` and the article's
+    /// `notifcationCustomData` (an object, a JSON string or `Data`), both when
+    /// both are present. A push with neither is read at its top level, where
+    /// FCM data messages and some servers put the keys.
+    public static func read(_ userInfo: [AnyHashable: Any]) -> Reading {
+        var reader = CustomDataReader()
+        var hasCustomDataKey = false
+        for key in PayloadDialect.allCases.map(\.customDataKey) {
+            guard let value = userInfo[key], !(value is NSNull) else { continue }
+            hasCustomDataKey = true
+            reader.read(userInfoValue: value, path: key)
+        }
+        if !hasCustomDataKey, hasTopLevelKeys(userInfo) {
+            reader.read(path: "") { key in userInfo[key].map { PayloadValue($0) } }
+        }
+        return Reading(customData: reader.foundObject ? reader.customData : nil, diagnostics: reader.diagnostics)
+    }
+
+    /// The custom data under `notificationCustomData` and `notifcationCustomData`
+    /// (united when both are present), given as an object, a JSON string or
+    /// `Data`, or the same keys at the top level of a push that has neither.
+    ///
+    /// - Returns: nil when `userInfo` has no custom data.
+    /// - Throws: the first of ``Reading/diagnostics``: the push has a value
+    ///   that cannot be read. A device reads it anyway, with ``read(_:)``.
+    public static func customData(in userInfo: [AnyHashable: Any]) throws -> NotificationCustomData? {
+        let reading = read(userInfo)
+        if let problem = reading.diagnostics.first { throw problem }
+        return reading.customData
+    }
+
+    /// The references a retraction push asks to remove, read as ``read(_:)``
+    /// reads them.
     ///
     /// - Returns: nil when the push is not a retraction: no custom data, the
-    ///   removal flag not set, no reference, or custom data too malformed to
-    ///   read (``customData(in:)`` says why).
+    ///   removal flag not set to an accepted true value, or no reference that
+    ///   could be read.
     public static func retraction(in userInfo: [AnyHashable: Any]) -> Set<ReferenceID>? {
-        guard let customData = try? customData(in: userInfo), customData.mustRemoveReferred else { return nil }
-        let references = Set(customData.references)
-        return references.isEmpty ? nil : references
+        read(userInfo).retraction
+    }
+
+    /// Whether a push carries custom data keys at its top level.
+    private static func hasTopLevelKeys(_ userInfo: [AnyHashable: Any]) -> Bool {
+        let keys = PayloadDialect.allCases.flatMap { [$0.referenceIDKey, $0.mustRemoveKey] } + [PayloadDialect.referenceIDsKey]
+        return keys.contains { userInfo[$0] != nil }
     }
 }

@@ -12,12 +12,22 @@ public enum RetractPayloadError: Error, Hashable, Sendable {
     /// A value of the right type that is not acceptable, such as an empty
     /// reference, `2` as a flag or `1.5` as an id.
     case invalidValue(key: String, reason: String)
-    /// Two spellings of the same key carry different values.
+    /// Two spellings of the removal flag disagree; reading takes the flag as
+    /// set, as either spelling alone would have removed.
     case conflictingKeys(String, String)
     /// The legacy dialect carries integer ids only.
     case referenceNotAnInteger(ReferenceID)
     /// An encoded body over the APNs limit.
     case bodyTooLarge(size: Int, limit: Int)
+
+    /// The path of the value the problem is at (for two keys that disagree,
+    /// the first); nil for a problem of a whole body.
+    public var key: String? {
+        switch self {
+        case .invalidJSON(let key, _), .wrongType(let key, _, _), .invalidValue(let key, _), .conflictingKeys(let key, _): key
+        case .referenceNotAnInteger, .bodyTooLarge: nil
+        }
+    }
 
     /// How many bytes a ``bodyTooLarge(size:limit:)`` body is over its limit.
     public var bytesOverLimit: Int? {
@@ -36,7 +46,7 @@ extension RetractPayloadError: CustomStringConvertible, LocalizedError {
         case .invalidValue(let key, let reason):
             "\(key): \(reason)"
         case .conflictingKeys(let key, let otherKey):
-            "\(key) and \(otherKey) are both present with different values"
+            "\(key) and \(otherKey) are both present with different values; the flag counts as set"
         case .referenceNotAnInteger(let reference):
             "reference \"\(reference)\" is not an integer, which the legacy dialect requires"
         case .bodyTooLarge(let size, let limit):

@@ -25,8 +25,21 @@ public struct RetractionHandler: Sendable {
         userInfo: [AnyHashable: Any],
         isolation: isolated (any Actor)? = #isolation
     ) async -> RetractionOutcome {
-        guard let references = RetractPayload.retraction(in: userInfo) else { return .notARetraction }
-        return await retract(references)
+        await handle(RetractPayload.read(userInfo)).outcome
+    }
+
+    /// Removes the delivered notifications a push read by
+    /// ``RetractPayload/read(_:)`` names, and says what it could not read:
+    ///
+    /// ```swift
+    /// let report = await handler.handle(RetractPayload.read(userInfo))
+    /// for problem in report.diagnostics { logger.warning("retraction push: \(problem)") }
+    /// ```
+    public func handle(_ reading: RetractPayload.Reading) async -> RetractionReport {
+        guard let references = reading.retraction else {
+            return RetractionReport(outcome: .notARetraction, diagnostics: reading.diagnostics)
+        }
+        return RetractionReport(outcome: await retract(references), references: references, diagnostics: reading.diagnostics)
     }
 
     /// Removes the delivered notifications that carry, or are identified by,
@@ -41,14 +54,29 @@ public struct RetractionHandler: Sendable {
         return .removed(identifiers)
     }
 
-    /// The completion-handler form for app delegate callbacks: `completion` is
-    /// called exactly once, on the main actor, whatever the push holds.
+    /// For an app that handles silent pushes of its own: handles the push
+    /// only when it is a retraction.
+    ///
+    /// - Returns: true when the push is a retraction; `completion` is then
+    ///   called exactly once, on the main actor, after the removal. False when
+    ///   it is not; `completion` is never called, and the push is the
+    ///   caller's to handle.
+    @MainActor
+    public func handleRetraction(userInfo: [AnyHashable: Any], completion: @escaping @MainActor (RetractionReport) -> Void) -> Bool {
+        let reading = RetractPayload.read(userInfo)
+        guard reading.retraction != nil else { return false }
+        Task { completion(await handle(reading)) }
+        return true
+    }
+
+    /// For an app whose only silent pushes are retractions: `completion` is
+    /// called exactly once, on the main actor, whatever the push holds. An app
+    /// with silent pushes of its own uses
+    /// ``handleRetraction(userInfo:completion:)``, which leaves other pushes
+    /// to it.
     @MainActor
     public func handle(userInfo: [AnyHashable: Any], completion: @escaping @MainActor (RetractionOutcome) -> Void) {
-        guard let references = RetractPayload.retraction(in: userInfo) else {
-            completion(.notARetraction)
-            return
-        }
-        Task { completion(await retract(references)) }
+        let reading = RetractPayload.read(userInfo)
+        Task { completion(await handle(reading).outcome) }
     }
 }

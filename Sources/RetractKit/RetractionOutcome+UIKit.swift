@@ -10,8 +10,29 @@ extension RetractionOutcome {
 }
 
 extension RetractionHandler {
-    /// For `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`:
-    /// always calls `completionHandler`, exactly once.
+    /// For `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`
+    /// in an app with silent pushes of its own:
+    ///
+    /// ```swift
+    /// if retraction.handleRetraction(userInfo: userInfo, fetchCompletionHandler: completionHandler) { return }
+    /// // not a retraction: the app's own handling calls completionHandler
+    /// ```
+    ///
+    /// - Returns: true when the push is a retraction, and `completionHandler`
+    ///   is then called exactly once; false when it is not, and
+    ///   `completionHandler` is not called.
+    @MainActor
+    public func handleRetraction(
+        userInfo: [AnyHashable: Any],
+        fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void
+    ) -> Bool {
+        handleRetraction(userInfo: userInfo) { report in completionHandler(report.outcome.backgroundFetchResult) }
+    }
+
+    /// For `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`
+    /// in an app whose only silent pushes are retractions: always calls
+    /// `completionHandler`, exactly once, so it must not sit next to code that
+    /// calls it too.
     @MainActor
     public func handle(
         userInfo: [AnyHashable: Any],

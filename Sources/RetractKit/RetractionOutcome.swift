@@ -7,3 +7,19 @@ public enum RetractionOutcome: Hashable, Sendable {
     /// These notifications were removed.
     case removed([String])
 }
+
+/// What ``RetractionHandler`` did with a push, and what it could not read.
+public struct RetractionReport: Hashable, Sendable {
+    public var outcome: RetractionOutcome
+    /// The references the push retracted; empty when it is not a retraction.
+    public var references: Set<ReferenceID>
+    /// Values of the push that could not be read and were left out
+    /// (``RetractPayload/Reading/diagnostics``).
+    public var diagnostics: [RetractPayloadError]
+
+    public init(outcome: RetractionOutcome, references: Set<ReferenceID> = [], diagnostics: [RetractPayloadError] = []) {
+        self.outcome = outcome
+        self.references = references
+        self.diagnostics = diagnostics
+    }
+}

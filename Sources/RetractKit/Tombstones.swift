@@ -60,14 +60,14 @@ public final class Tombstones: @unchecked Sendable {
     }
 
     /// For a Notification Service Extension: whether an arriving notification
-    /// was retracted before it arrived, by its reference or its identifier.
+    /// was retracted before it arrived, by any of its references or its
+    /// identifier.
     public func wasRetracted(identifier: String, userInfo: [AnyHashable: Any]) -> Bool {
         let notification = DeliveredNotification(identifier: identifier, userInfo: userInfo)
         let list = lock.locked { load() }
         let at = now()
-        return [notification.referenceID, ReferenceID(identifier)].contains { reference in
-            reference.map { list.contains($0, now: at, lifetime: lifetime) } ?? false
-        }
+        let references = [notification.referenceID].compactMap { $0 } + notification.referenceIDs + [ReferenceID(identifier)]
+        return references.contains { list.contains($0, now: at, lifetime: lifetime) }
     }
 
     /// Unreadable storage counts as empty: tombstones are an optimisation, and

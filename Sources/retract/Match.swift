@@ -11,8 +11,9 @@ struct Match: AsyncParsableCommand {
             PUSH is the push's userInfo (a JSON object). DELIVERED is an array of \
             {"identifier": "...", "userInfo": {...}}: the notifications showing on the device.
 
-            Prints one JSON object: {"retraction": true|false, "references": [...], "remove": [...]}.
-            Custom data a device cannot read is reported on stderr; the push then removes nothing.
+            Prints one JSON object: {"retraction": true|false, "references": [...], "remove": [...], \
+            "diagnostics": [{"key": "...", "problem": "..."}]}. A value a device cannot read is left out \
+            and the rest of the push is read; each such value is a diagnostic, also printed on stderr.
 
             Exit codes: 0 done; 2 a file is missing, unreadable, not JSON or not of the expected shape.
             """
@@ -38,24 +39,23 @@ struct Match: AsyncParsableCommand {
             throw ExitCode(2)
         }
 
-        do {
-            _ = try RetractPayload.customData(in: userInfo)
-        } catch {
-            printError("retract match: warning: \(pushPath): \(error); a device treats this push as not a retraction")
+        let reading = RetractPayload.read(userInfo)
+        for problem in reading.diagnostics {
+            printError("retract match: warning: \(pushPath): \(problem); a device leaves this value out")
         }
-        let references = RetractPayload.retraction(in: userInfo) ?? []
         let center = InMemoryNotificationCenter(delivered: delivered)
-        let outcome = await RetractionHandler(center: center).handle(userInfo: userInfo)
+        let report = await RetractionHandler(center: center).handle(reading)
         let removed: [String]
-        switch outcome {
+        switch report.outcome {
         case .removed(let identifiers): removed = identifiers
         case .noMatch, .notARetraction: removed = []
         }
         print(
             MatchReport(
-                isRetraction: outcome != .notARetraction,
-                references: references.map(\.rawValue),
-                removed: removed
+                isRetraction: report.outcome != .notARetraction,
+                references: report.references.map(\.rawValue),
+                removed: removed,
+                diagnostics: report.diagnostics
             ).json
         )
     }
@@ -98,12 +98,17 @@ struct MatchReport {
     var isRetraction: Bool
     var references: [String]
     var removed: [String]
+    var diagnostics: [RetractPayloadError]
 
     var json: String {
         func list(_ strings: [String]) -> String {
             "[" + strings.sorted().map(JSONText.quoted).joined(separator: ", ") + "]"
         }
-        return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "remove": \#(list(removed))}"#
+        let problems = diagnostics.map { problem in
+            #"{"key": \#(JSONText.quoted(problem.key ?? "")), "problem": \#(JSONText.quoted(problem.description))}"#
+        }
+        return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "remove": \#(list(removed)), "#
+            + #""diagnostics": [\#(problems.joined(separator: ", "))]}"#
     }
 }
 

@@ -88,6 +88,10 @@ struct CustomDataDecodingTests {
         (#"{"pushNotificationReferenceId": null, "pushNotificationReferenceIds": null}"#, .init()),
         (#"{"pushNotificationReferenceId": "a", "pushNotificationReferanceId": "a"}"#, .init(referenceID: "a")),
         (#"{"pushNotificationReferenceId": 5, "pushNotificationReferanceId": "5"}"#, .init(referenceID: 5)),
+        // Both spellings with different references: a server moving from the
+        // article's keys to the canonical ones. Both are read.
+        (#"{"pushNotificationReferenceId": "a", "pushNotificationReferanceId": "b"}"#, .init(referenceID: "a", referenceIDs: ["b"])),
+        (#"{"pushNotificationReferenceIds": "[\"a\", 2]"}"#, .init(referenceIDs: ["a", 2])),
         (#"{"pushNotificationReferenceId": "a", "appSpecific": {"deep": [1, [2]]}}"#, .init(referenceID: "a")),
         (#"{}"#, .init()),
     ]
@@ -178,7 +182,21 @@ struct CustomDataDecodingTests {
         ),
         (
             #"{"pushNotificationReferenceIds": "a"}"#,
-            .wrongType(key: "notificationCustomData.pushNotificationReferenceIds", expected: "an array of references", found: "a string")
+            .wrongType(
+                key: "notificationCustomData.pushNotificationReferenceIds", expected: "an array of references, or a JSON array in a string",
+                found: "a string that is not JSON")
+        ),
+        (
+            #"{"pushNotificationReferenceIds": "233"}"#,
+            .wrongType(
+                key: "notificationCustomData.pushNotificationReferenceIds", expected: "an array of references, or a JSON array in a string",
+                found: "a string holding an integer")
+        ),
+        (
+            #"{"pushNotificationReferenceIds": {"a": 1}}"#,
+            .wrongType(
+                key: "notificationCustomData.pushNotificationReferenceIds", expected: "an array of references, or a JSON array in a string",
+                found: "an object")
         ),
         (
             #"{"pushNotificationReferenceIds": ["a", [1]]}"#,
@@ -192,10 +210,6 @@ struct CustomDataDecodingTests {
             #"{"pushNotificationReferenceIds": [false]}"#,
             .wrongType(
                 key: "notificationCustomData.pushNotificationReferenceIds[0]", expected: "a string or an integer", found: "a boolean")
-        ),
-        (
-            #"{"pushNotificationReferenceId": "a", "pushNotificationReferanceId": "b"}"#,
-            .conflictingKeys("notificationCustomData.pushNotificationReferenceId", "notificationCustomData.pushNotificationReferanceId")
         ),
         (
             #"{"isReferredNotificationMustRemoved": true, "isReferedNotificationMustRemoved": false}"#,
@@ -233,18 +247,15 @@ struct CustomDataDecodingTests {
         }
     }
 
-    @Test func bothCustomDataKeysMustAgree() throws {
+    @Test func bothCustomDataKeysAreUnited() throws {
         let agreeing = try userInfo(
             #"{"notificationCustomData": {"pushNotificationReferenceId": "a"}, "notifcationCustomData": "{\"pushNotificationReferanceId\": \"a\"}"}"#
         )
         #expect(try RetractPayload.customData(in: agreeing) == NotificationCustomData(referenceID: "a"))
-        let conflicting = try userInfo(
-            #"{"notificationCustomData": {"pushNotificationReferenceId": "a"}, "notifcationCustomData": {"pushNotificationReferanceId": 1}}"#
+        let differing = try userInfo(
+            #"{"notificationCustomData": {"pushNotificationReferenceIds": ["a", "b"]}, "notifcationCustomData": {"pushNotificationReferanceId": 1}}"#
         )
-        #expect(
-            error { try RetractPayload.customData(in: conflicting) } as? RetractPayloadError
-                == .conflictingKeys("notificationCustomData", "notifcationCustomData")
-        )
+        #expect(try RetractPayload.customData(in: differing) == NotificationCustomData(referenceID: 1, referenceIDs: ["a", "b"]))
     }
 
     @Test func retractionNeedsTheFlagAndAReference() throws {

@@ -153,6 +153,14 @@ extension RetractionHandler {
     func handleLikeTheUIKitEntryPoint(userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (Bool) -> Void) {
         handle(userInfo: userInfo) { outcome in completionHandler(outcome != .notARetraction && outcome != .noMatch) }
     }
+
+    /// The same for the form that handles retractions only.
+    @MainActor
+    func handleRetractionLikeTheUIKitEntryPoint(
+        userInfo: [AnyHashable: Any], fetchCompletionHandler completionHandler: @escaping (Bool) -> Void
+    ) -> Bool {
+        handleRetraction(userInfo: userInfo) { report in completionHandler(report.outcome != .noMatch) }
+    }
 }
 
 @Suite("UIKit entry point shape")
@@ -168,5 +176,20 @@ struct UIKitEntryPointShapeTests {
         }
         #expect(removed)
         #expect(center.delivered.isEmpty)
+    }
+
+    @MainActor
+    @Test func theRetractionOnlyFormForwardsToAPlainCompletionHandler() async throws {
+        let handler = RetractionHandler(center: InMemoryNotificationCenter(delivered: [DeliveredNotification(identifier: "msg-1")]))
+        #expect(
+            !handler.handleRetractionLikeTheUIKitEntryPoint(userInfo: try userInfo(#"{"aps": {"alert": "hi"}}"#)) { _ in
+                Issue.record("called")
+            })
+        let info = try userInfo(
+            #"{"notificationCustomData": {"pushNotificationReferenceId": "msg-1", "isReferredNotificationMustRemoved": true}}"#)
+        let removed = await withCheckedContinuation { continuation in
+            #expect(handler.handleRetractionLikeTheUIKitEntryPoint(userInfo: info) { continuation.resume(returning: $0) })
+        }
+        #expect(removed)
     }
 }

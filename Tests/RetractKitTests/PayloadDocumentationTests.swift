@@ -17,12 +17,25 @@ struct PayloadDocumentationTests {
 
     @Test func everyExampleIsJSONWhoseCustomDataReads() throws {
         let blocks = try jsonBlocks()
-        #expect(blocks.count == 7)  // FCM's blocks are checked by RetractFCMTests
+        #expect(blocks.count == 9)  // FCM's blocks are checked by RetractFCMTests
         for block in blocks {
-            let info = try userInfo(block)
-            #expect(throws: Never.self, "\(block)") { try RetractPayload.customData(in: info) }
-            #expect(try RetractPayload.customData(in: info) != nil, "\(block)")
+            let reading = RetractPayload.read(try userInfo(block))
+            #expect(reading.customData != nil, "\(block)")
+            // Only the example of what a device leaves out has values it cannot read.
+            #expect(reading.diagnostics.isEmpty == !block.contains(#"{"id": "m2"}"#), "\(block)")
         }
+    }
+
+    @Test func theReadingsTheDocumentDescribesAreRetractKits() throws {
+        let blocks = try jsonBlocks()
+        let union = try #require(blocks.first { $0.contains("notifcationCustomData") && $0.contains("notificationCustomData") })
+        #expect(RetractPayload.retraction(in: try userInfo(union)) == [233, "msg-233"])
+        let leftOut = try #require(blocks.first { $0.contains(#"{"id": "m2"}"#) })
+        let reading = RetractPayload.read(try userInfo(leftOut))
+        #expect(reading.retraction == ["m1", "m4"])
+        #expect(
+            reading.diagnostics.map(\.key) == (1...3).map { "notificationCustomData.pushNotificationReferenceIds[\($0)]" }
+        )
     }
 
     @Test func builderOutputIsQuotedVerbatim() throws {
@@ -39,7 +52,9 @@ struct PayloadDocumentationTests {
     }
 
     @Test func articleExamplesAreRetractionsOf233() throws {
-        let articleBlocks = try jsonBlocks().filter { $0.contains("isReferedNotificationMustRemoved\": true") }
+        let articleBlocks = try jsonBlocks().filter {
+            $0.contains("isReferedNotificationMustRemoved\": true") && !$0.contains("notificationCustomData")
+        }
         #expect(articleBlocks.count == 2)
         for block in articleBlocks {
             #expect(RetractPayload.retraction(in: try userInfo(block)) == [233])

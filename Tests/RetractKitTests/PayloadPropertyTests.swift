@@ -154,6 +154,75 @@ struct PayloadPropertyTests {
         }
     }
 
+    @Test func aDeviceKeepsExactlyTheReferencesThatCanBeRead() async {
+        // Each element is a reference (string or integer) or one of the values
+        // a reference cannot be; the push goes under either custom data key,
+        // as an object or its JSON text, or flat at the top level (FCM's way).
+        let element = zip(Gen.int(in: 0...7), referenceStrings, integerReferences).map { kind, text, integer -> BatchElement in
+            let bad: [Any] = [["id": 1], 1.5, "", true, [3], 1e20]
+            switch kind {
+            case 0, 1: return .good(json: text.rawValue, reference: text)
+            case 2: return .good(json: Int(integer.rawValue)!, reference: integer)
+            default: return .bad(bad[kind - 3 + (text.rawValue.utf8.count % 2)])
+            }
+        }
+        await propertyCheck(count: 300, input: element.array(of: 0...12), Gen.int(in: 0...4)) { elements, placement in
+            let batch = elements.map(\.json)
+            let flag = "isReferredNotificationMustRemoved"
+            let push: [AnyHashable: Any]
+            let prefix: String
+            switch placement {
+            case 0:
+                (push, prefix) = (
+                    ["notificationCustomData": ["pushNotificationReferenceIds": batch, flag: true]], "notificationCustomData."
+                )
+            case 1:
+                (push, prefix) = (["notifcationCustomData": ["pushNotificationReferenceIds": batch, flag: "1"]], "notifcationCustomData.")
+            case 2:
+                let text = try JSONSerialization.data(withJSONObject: ["pushNotificationReferenceIds": batch, flag: true]).utf8String
+                (push, prefix) = (["notificationCustomData": text], "notificationCustomData.")
+            case 3: (push, prefix) = (["pushNotificationReferenceIds": batch, flag: true], "")
+            default:
+                let text = try JSONSerialization.data(withJSONObject: batch).utf8String
+                (push, prefix) = (["pushNotificationReferenceIds": text, flag: "true"], "")
+            }
+            let reading = RetractPayload.read(push)
+            let good = Set(elements.compactMap(\.reference))
+            #expect(reading.retraction == (good.isEmpty ? nil : good))
+            let badPositions = elements.indices.filter { elements[$0].reference == nil }
+            #expect(reading.diagnostics.map(\.key) == badPositions.map { "\(prefix)pushNotificationReferenceIds[\($0)]" })
+            #expect((try? RetractPayload.customData(in: push)) == (badPositions.isEmpty ? reading.customData : nil))
+        }
+    }
+
+    @Test func readingArbitraryPushesNeverTraps() async {
+        // Arbitrary JSON under both custom data keys and at the top level, read
+        // as a retraction, as an original and by the extension's check.
+        await propertyCheck(count: 500, input: Gen.int(in: 0...Int(UInt16.max)).array(of: 0...120)) { program in
+            var builder = ArbitraryJSON(program: program)
+            var push: [AnyHashable: Any] = [:]
+            for key in ["notificationCustomData", "notifcationCustomData"] + ArbitraryJSON.keys where builder.next(3) == 0 {
+                push[key] = builder.value(depth: 0, nearCustomData: true)
+            }
+            let reading = RetractPayload.read(push)
+            if let references = reading.retraction {
+                #expect(!references.isEmpty)
+                #expect(reading.customData?.mustRemoveReferred == true)
+            }
+            #expect(RetractPayload.retraction(in: push) == reading.retraction)
+            switch Result(catching: { try RetractPayload.customData(in: push) }) {
+            case .success(let customData):
+                #expect(reading.diagnostics.isEmpty)
+                #expect(customData == reading.customData)
+            case .failure(let error):
+                #expect(error as? RetractPayloadError == reading.diagnostics.first)
+            }
+            let original = DeliveredNotification(identifier: "x", userInfo: push)
+            #expect(original.referenceID == reading.customData?.referenceID)
+            _ = Tombstones(storage: InMemoryTombstoneStorage()).wasRetracted(identifier: "x", userInfo: push)
+        }
+    }
+
     @Test func readingArbitraryTextNeverTraps() async {
         let text = Gen<Character>.ascii.string(of: 0...60)
         await propertyCheck(count: 500, input: text) { text in
@@ -163,6 +232,24 @@ struct PayloadPropertyTests {
         }
         let deep = String(repeating: "[", count: 100_000)
         #expect(throws: RetractPayloadError.self) { try RetractPayload.customData(in: ["notificationCustomData": deep]) }
+    }
+}
+
+/// One element of a batch: a reference, or a value that cannot be one.
+enum BatchElement {
+    case good(json: Any, reference: ReferenceID)
+    case bad(Any)
+
+    var json: Any {
+        switch self {
+        case .good(let json, _): json
+        case .bad(let json): json
+        }
+    }
+
+    var reference: ReferenceID? {
+        guard case .good(_, let reference) = self else { return nil }
+        return reference
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PayloadVectors
 import Testing
 
 @Suite("retract match")
@@ -9,7 +10,7 @@ struct MatchCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
             result.stdout
-                == #"{"retraction": true, "references": ["233", "msg-8812"], "remove": ["6F1C1E0A-2B8D-4F57-9E0D-0D5B7C1A9F10", "A77B0E4C-0F0B-4C39-8D7B-2E3F0C6B5D21"]}"#
+                == #"{"retraction": true, "references": ["233", "msg-8812"], "remove": ["6F1C1E0A-2B8D-4F57-9E0D-0D5B7C1A9F10", "A77B0E4C-0F0B-4C39-8D7B-2E3F0C6B5D21"], "diagnostics": []}"#
                 + "\n"
         )
         #expect(result.stderr.isEmpty)
@@ -31,7 +32,7 @@ struct MatchCommandTests {
         )
         let result = try RetractCLI.run(["match", "--push", push, "--delivered", delivered])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == #"{"retraction": true, "references": ["233"], "remove": ["233", "z-by-data"]}"# + "\n")
+        #expect(result.stdout == #"{"retraction": true, "references": ["233"], "remove": ["233", "z-by-data"], "diagnostics": []}"# + "\n")
     }
 
     @Test func pushThatIsNotARetractionRemovesNothing() throws {
@@ -40,21 +41,45 @@ struct MatchCommandTests {
             "push.json", #"{"aps": {"alert": "hi"}, "notificationCustomData": {"pushNotificationReferenceId": "msg-8812"}}"#)
         let result = try RetractCLI.run(["match", "--push", push, "--delivered", "docs/examples/delivered.json"])
         #expect(result.status == 0)
-        #expect(result.stdout == #"{"retraction": false, "references": [], "remove": []}"# + "\n")
+        #expect(result.stdout == #"{"retraction": false, "references": [], "remove": [], "diagnostics": []}"# + "\n")
     }
 
-    @Test func malformedCustomDataIsReportedAndRemovesNothing() throws {
+    @Test func aFlagThatIsNotAnAcceptedFormIsReportedAndRemovesNothing() throws {
         let scratch = try ScratchFolder()
         let push = try scratch.file(
             "push.json", #"{"notificationCustomData": {"pushNotificationReferenceId": "a", "isReferredNotificationMustRemoved": "yes"}}"#)
         let result = try RetractCLI.run(["match", "--push", push, "--delivered", "docs/examples/delivered.json"])
         #expect(result.status == 0)
-        #expect(result.stdout == #"{"retraction": false, "references": [], "remove": []}"# + "\n")
+        let problem = #"notificationCustomData.isReferredNotificationMustRemoved: \"yes\" is not a removal flag (true, 1 or \"true\")"#
         #expect(
-            result.stderr
-                == #"retract match: warning: \#(push): notificationCustomData.isReferredNotificationMustRemoved: "yes" is not a removal flag (true, 1 or "true"); a device treats this push as not a retraction"#
+            result.stdout
+                == #"{"retraction": false, "references": [], "remove": [], "diagnostics": [{"key": "notificationCustomData.isReferredNotificationMustRemoved", "problem": "\#(problem)"}]}"#
                 + "\n"
         )
+        #expect(
+            result.stderr
+                == #"retract match: warning: \#(push): notificationCustomData.isReferredNotificationMustRemoved: "yes" is not a removal flag (true, 1 or "true"); a device leaves this value out"#
+                + "\n"
+        )
+    }
+
+    /// Every case of Tests/Vectors/payloads.json, through the command as a
+    /// payload author runs it.
+    @Test(arguments: try PayloadVectors.load().cases)
+    func payloadVector(_ vector: PayloadVectors.Case) throws {
+        let scratch = try ScratchFolder()
+        let push = try scratch.file("push.json", vector.pushJSON)
+        let delivered = try scratch.file("delivered.json", vector.deliveredJSON)
+        let result = try RetractCLI.run(["match", "--push", push, "--delivered", delivered])
+        #expect(result.status == 0, "\(result.stderr)")
+        let printed = try #require(
+            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
+        #expect(printed["retraction"] as? Bool == vector.retraction)
+        #expect(printed["references"] as? [String] == vector.references.sorted())
+        #expect(printed["remove"] as? [String] == vector.remove.sorted())
+        let diagnostics = printed["diagnostics"] as? [[String: String]] ?? []
+        #expect(diagnostics.compactMap { $0["key"] }.sorted() == vector.diagnostics.sorted())
+        #expect(result.stderr.split(separator: "\n").count == vector.diagnostics.count, "\(result.stderr)")
     }
 
     /// Broken inputs: each exits 2 with one line naming the file and the problem.
@@ -97,4 +122,8 @@ struct MatchCommandTests {
         #expect(result.status == 64)
         #expect(result.stderr.contains("--delivered"))
     }
+}
+
+extension PayloadVectors.Case: CustomTestStringConvertible {
+    public var testDescription: String { name }
 }

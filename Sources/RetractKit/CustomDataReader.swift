@@ -1,0 +1,153 @@
+import Foundation
+
+/// Reads custom data value by value, from any number of objects, into one
+/// ``NotificationCustomData``.
+///
+/// A value that cannot be read is set aside as a diagnostic and the rest is
+/// kept, so one stray value never hides the references next to it. References
+/// from every object and every spelling are united; the removal flag is set
+/// when any accepted spelling says `true`.
+struct CustomDataReader {
+    private(set) var customData = NotificationCustomData()
+    private(set) var diagnostics: [RetractPayloadError] = []
+    /// Whether at least one object was read.
+    private(set) var foundObject = false
+    /// Every removal flag read, with its path, in reading order.
+    private var flags: [(path: String, value: Bool)] = []
+    private var known = Set<ReferenceID>()
+
+    /// Reads a custom data value from `userInfo`: an object, a JSON string or
+    /// JSON `Data` holding one.
+    mutating func read(userInfoValue value: Any, path: String) {
+        do {
+            let object = try Self.object(fromUserInfoValue: value, path: path)
+            read(path: path) { key in object[key].map { PayloadValue($0) } }
+        } catch {
+            diagnostics.append(error)
+        }
+    }
+
+    /// Reads the fields of one object through `lookup`, which returns the
+    /// value under a key or nil when the key is absent.
+    mutating func read(path: String, lookup: (String) throws -> PayloadValue?) rethrows {
+        foundObject = true
+        let knownBefore = known
+        for key in PayloadDialect.allCases.map(\.referenceIDKey) {
+            guard let value = try lookup(key),
+                let reference = diagnosing({ () throws(RetractPayloadError) in
+                    try NotificationCustomData.reference(value, path: Self.path(path, key))
+                })
+            else { continue }
+            if customData.referenceID == nil {
+                customData.referenceID = reference
+            } else if !known.contains(reference) {
+                customData.referenceIDs.append(reference)
+            }
+            known.insert(reference)
+        }
+        if let value = try lookup(PayloadDialect.referenceIDsKey) {
+            // Within one object the batch is kept as written; what an earlier
+            // object already named is not repeated.
+            let batchPath = Self.path(path, PayloadDialect.referenceIDsKey)
+            for reference in batch(value, path: batchPath) where !knownBefore.contains(reference) {
+                customData.referenceIDs.append(reference)
+                known.insert(reference)
+            }
+        }
+        for key in PayloadDialect.allCases.map(\.mustRemoveKey) {
+            let flagPath = Self.path(path, key)
+            guard let value = try lookup(key),
+                let flag = diagnosing({ () throws(RetractPayloadError) in try NotificationCustomData.flag(value, path: flagPath) })
+            else { continue }
+            if let first = flags.first, first.value != flag, flags.allSatisfy({ $0.value == first.value }) {
+                // Reported once; removing wins, as either spelling alone would have removed.
+                diagnostics.append(.conflictingKeys(first.path, flagPath))
+            }
+            flags.append((flagPath, flag))
+            customData.mustRemoveReferred = customData.mustRemoveReferred || flag
+        }
+    }
+
+    /// The references of a batch: an array, or a JSON string holding one (FCM
+    /// data values are strings). Elements that are not references are set aside.
+    private mutating func batch(_ value: PayloadValue, path: String) -> [ReferenceID] {
+        let expected = "an array of references, or a JSON array in a string"
+        let elements: [PayloadValue]
+        switch value {
+        case .null:
+            return []
+        case .array(let array):
+            elements = array
+        case .string(let text):
+            guard let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
+                diagnostics.append(.wrongType(key: path, expected: expected, found: "a string that is not JSON"))
+                return []
+            }
+            guard case .array(let array) = PayloadValue(parsed) else {
+                diagnostics.append(.wrongType(key: path, expected: expected, found: "a string holding \(PayloadValue(parsed).kind)"))
+                return []
+            }
+            elements = array
+        default:
+            diagnostics.append(.wrongType(key: path, expected: expected, found: value.kind))
+            return []
+        }
+        return elements.enumerated().compactMap { index, element in
+            diagnosing { () throws(RetractPayloadError) in try NotificationCustomData.reference(element, path: "\(path)[\(index)]") }
+        }
+    }
+
+    /// The value `read` returns, or nil with its error kept as a diagnostic.
+    private mutating func diagnosing<Value>(_ read: () throws(RetractPayloadError) -> Value?) -> Value? {
+        do {
+            return try read()
+        } catch {
+            diagnostics.append(error)
+            return nil
+        }
+    }
+
+    /// `key` inside the object at `path`; top-level keys have no prefix.
+    static func path(_ path: String, _ key: String) -> String {
+        path.isEmpty ? key : "\(path).\(key)"
+    }
+
+    // MARK: - Parsing
+
+    /// The custom data object in a dictionary, a JSON string or JSON `Data`.
+    private static func object(fromUserInfoValue value: Any, path: String) throws(RetractPayloadError) -> [String: Any] {
+        let parsed: Any
+        switch value {
+        case let dictionary as [AnyHashable: Any]:
+            return stringKeyed(dictionary)
+        case let string as String:
+            parsed = try parse(Data(string.utf8), path: path)
+        case let data as Data:
+            parsed = try parse(data, path: path)
+        default:
+            throw .wrongType(key: path, expected: "an object, a JSON string or Data", found: PayloadValue(value).kind)
+        }
+        guard let dictionary = parsed as? [AnyHashable: Any] else {
+            throw .wrongType(key: path, expected: "a JSON object", found: PayloadValue(parsed).kind)
+        }
+        return stringKeyed(dictionary)
+    }
+
+    private static func parse(_ data: Data, path: String) throws(RetractPayloadError) -> Any {
+        do {
+            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            throw .invalidJSON(key: path, reason: reason)
+        }
+    }
+
+    /// Keys that are not strings cannot be custom data keys; they are ignored.
+    private static func stringKeyed(_ dictionary: [AnyHashable: Any]) -> [String: Any] {
+        var object: [String: Any] = [:]
+        for (key, value) in dictionary {
+            if let key = key.base as? String { object[key] = value }
+        }
+        return object
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import PayloadVectors
+import RetractKit
+import Testing
+
+/// Every case of Tests/Vectors/payloads.json, through the handler an app calls.
+@Suite("Payload vectors")
+struct VectorTests {
+    @Test(arguments: try PayloadVectors.load().cases)
+    func payloadVector(_ vector: PayloadVectors.Case) async throws {
+        let push = try userInfo(vector.pushJSON)
+        let delivered = try #require(try JSONSerialization.jsonObject(with: Data(vector.deliveredJSON.utf8)) as? [[String: Any]])
+        let showing = try delivered.map { notification in
+            DeliveredNotification(
+                identifier: try #require(notification["identifier"] as? String),
+                userInfo: notification["userInfo"] as? [AnyHashable: Any] ?? [:]
+            )
+        }
+        let center = InMemoryNotificationCenter(delivered: showing)
+        let report = await RetractionHandler(center: center).handle(RetractPayload.read(push))
+
+        #expect((report.outcome != .notARetraction) == vector.retraction)
+        #expect(report.references.map(\.rawValue).sorted() == vector.references.sorted())
+        let removed: [String] =
+            switch report.outcome {
+            case .removed(let identifiers): identifiers
+            case .noMatch, .notARetraction: []
+            }
+        #expect(removed.sorted() == vector.remove.sorted())
+        #expect(Set(center.delivered.map(\.identifier)) == Set(showing.map(\.identifier)).subtracting(vector.remove))
+        #expect(report.diagnostics.compactMap(\.key).sorted() == vector.diagnostics.sorted())
+        #expect(report.diagnostics.count == vector.diagnostics.count)
+
+        // The app delegate's one call gives the same outcome.
+        let again = InMemoryNotificationCenter(delivered: showing)
+        #expect(await RetractionHandler(center: again).handle(userInfo: push) == report.outcome)
+    }
+}
+
+extension PayloadVectors.Case: CustomTestStringConvertible {
+    public var testDescription: String { name }
+}
