@@ -36,8 +36,9 @@ public struct NotificationCustomData: Hashable, Sendable {
 
 extension NotificationCustomData {
     /// Reads one custom data object strictly: the first value that cannot be
-    /// read is thrown. Servers check what they send this way; a device reads
-    /// leniently through ``RetractPayload/read(_:)``.
+    /// read is thrown, where a device, reading through
+    /// ``RetractPayload/read(_:)``, leaves it out. Servers check what they
+    /// send this way.
     init(userInfoValue value: Any, path: String) throws {
         var reader = CustomDataReader()
         reader.read(userInfoValue: value, path: path)

@@ -32,17 +32,16 @@ public enum RetractPayload {
     ///
     /// Custom data is read from `notificationCustomData` and the article's
     /// `notifcationCustomData` (an object, a JSON string or `Data`), both when
-    /// both are present. A push with neither is read at its top level, where
-    /// FCM data messages and some servers put the keys.
+    /// both are present. A push with no readable custom data object is read at
+    /// its top level, where FCM data messages and some servers put the keys.
     public static func read(_ userInfo: [AnyHashable: Any]) -> Reading {
         var reader = CustomDataReader()
-        var hasCustomDataKey = false
         for key in PayloadDialect.allCases.map(\.customDataKey) {
             guard let value = userInfo[key], !(value is NSNull) else { continue }
-            hasCustomDataKey = true
             reader.read(userInfoValue: value, path: key)
         }
-        if !hasCustomDataKey, hasTopLevelKeys(userInfo) {
+        // An FCM data map may carry a custom data key left empty next to flat keys.
+        if !reader.foundObject, hasTopLevelKeys(userInfo) {
             reader.read(path: "") { key in userInfo[key].map { PayloadValue($0) } }
         }
         return Reading(customData: reader.foundObject ? reader.customData : nil, diagnostics: reader.diagnostics)
@@ -54,7 +53,9 @@ public enum RetractPayload {
     ///
     /// - Returns: nil when `userInfo` has no custom data.
     /// - Throws: the first of ``Reading/diagnostics``: the push has a value
-    ///   that cannot be read. A device reads it anyway, with ``read(_:)``.
+    ///   that cannot be read, or flags that disagree. A device reads it
+    ///   anyway, with ``read(_:)``. Both spellings of a key, with different
+    ///   references, are not a problem: they are united.
     public static func customData(in userInfo: [AnyHashable: Any]) throws -> NotificationCustomData? {
         let reading = read(userInfo)
         if let problem = reading.diagnostics.first { throw problem }

@@ -46,7 +46,7 @@ extension RetractPayloadError: CustomStringConvertible, LocalizedError {
         case .invalidValue(let key, let reason):
             "\(key): \(reason)"
         case .conflictingKeys(let key, let otherKey):
-            "\(key) and \(otherKey) are both present with different values; the flag counts as set"
+            "\(key) and \(otherKey) are both present with different values"
         case .referenceNotAnInteger(let reference):
             "reference \"\(reference)\" is not an integer, which the legacy dialect requires"
         case .bodyTooLarge(let size, let limit):

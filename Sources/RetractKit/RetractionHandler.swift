@@ -62,7 +62,7 @@ public struct RetractionHandler: Sendable {
     ///   it is not; `completion` is never called, and the push is the
     ///   caller's to handle.
     @MainActor
-    public func handleRetraction(userInfo: [AnyHashable: Any], completion: @escaping @MainActor (RetractionReport) -> Void) -> Bool {
+    public func handleIfRetraction(userInfo: [AnyHashable: Any], completion: @escaping @MainActor (RetractionReport) -> Void) -> Bool {
         let reading = RetractPayload.read(userInfo)
         guard reading.retraction != nil else { return false }
         Task { completion(await handle(reading)) }
@@ -72,7 +72,7 @@ public struct RetractionHandler: Sendable {
     /// For an app whose only silent pushes are retractions: `completion` is
     /// called exactly once, on the main actor, whatever the push holds. An app
     /// with silent pushes of its own uses
-    /// ``handleRetraction(userInfo:completion:)``, which leaves other pushes
+    /// ``handleIfRetraction(userInfo:completion:)``, which leaves other pushes
     /// to it.
     @MainActor
     public func handle(userInfo: [AnyHashable: Any], completion: @escaping @MainActor (RetractionOutcome) -> Void) {

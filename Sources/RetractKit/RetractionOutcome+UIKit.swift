@@ -14,7 +14,7 @@ extension RetractionHandler {
     /// in an app with silent pushes of its own:
     ///
     /// ```swift
-    /// if retraction.handleRetraction(userInfo: userInfo, fetchCompletionHandler: completionHandler) { return }
+    /// if retraction.handleIfRetraction(userInfo: userInfo, fetchCompletionHandler: completionHandler) { return }
     /// // not a retraction: the app's own handling calls completionHandler
     /// ```
     ///
@@ -22,11 +22,11 @@ extension RetractionHandler {
     ///   is then called exactly once; false when it is not, and
     ///   `completionHandler` is not called.
     @MainActor
-    public func handleRetraction(
+    public func handleIfRetraction(
         userInfo: [AnyHashable: Any],
         fetchCompletionHandler completionHandler: @escaping (UIBackgroundFetchResult) -> Void
     ) -> Bool {
-        handleRetraction(userInfo: userInfo) { report in completionHandler(report.outcome.backgroundFetchResult) }
+        handleIfRetraction(userInfo: userInfo) { report in completionHandler(report.outcome.backgroundFetchResult) }
     }
 
     /// For `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`

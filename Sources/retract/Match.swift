@@ -41,7 +41,7 @@ struct Match: AsyncParsableCommand {
 
         let reading = RetractPayload.read(userInfo)
         for problem in reading.diagnostics {
-            printError("retract match: warning: \(pushPath): \(problem); a device leaves this value out")
+            printError("retract match: warning: \(pushPath): \(problem)")
         }
         let center = InMemoryNotificationCenter(delivered: delivered)
         let report = await RetractionHandler(center: center).handle(reading)

@@ -161,7 +161,7 @@ struct FieldPayloadTests {
         }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             finished = continuation
-            if handler.handleRetraction(userInfo: push, completion: { report in completionHandler(report.outcome) }) {
+            if handler.handleIfRetraction(userInfo: push, completion: { report in completionHandler(report.outcome) }) {
                 return
             }
             // Not a retraction: the app's own handling calls it.
@@ -199,7 +199,7 @@ struct FieldPayloadTests {
         let push = try userInfo(
             #"{"notificationCustomData": {"pushNotificationReferenceIds": ["m1", ""], "isReferredNotificationMustRemoved": true}}"#)
         let report = await withCheckedContinuation { (continuation: CheckedContinuation<RetractionReport, Never>) in
-            let handled = handler.handleRetraction(userInfo: push) { continuation.resume(returning: $0) }
+            let handled = handler.handleIfRetraction(userInfo: push) { continuation.resume(returning: $0) }
             #expect(handled)
         }
         #expect(report.outcome == .removed(["m1"]))

@@ -90,7 +90,16 @@ private func rawValues(of key: String, in text: String) -> [String] {
             continue
         }
         var position = index + marker.count
-        while position < bytes.count, bytes[position] == UInt8(ascii: " ") { position += 1 }
+        while position < bytes.count,
+            [UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")].contains(bytes[position])
+        {
+            position += 1
+        }
+        // Only objects and arrays are looked for; anything else is left for the check against the parsed case.
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "{") || bytes[position] == UInt8(ascii: "[") else {
+            index = position
+            continue
+        }
         let start = position
         var depth = 0
         var inString = false

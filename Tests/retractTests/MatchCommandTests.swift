@@ -58,7 +58,7 @@ struct MatchCommandTests {
         )
         #expect(
             result.stderr
-                == #"retract match: warning: \#(push): notificationCustomData.isReferredNotificationMustRemoved: "yes" is not a removal flag (true, 1 or "true"); a device leaves this value out"#
+                == #"retract match: warning: \#(push): notificationCustomData.isReferredNotificationMustRemoved: "yes" is not a removal flag (true, 1 or "true")"#
                 + "\n"
         )
     }
