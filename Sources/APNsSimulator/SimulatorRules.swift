@@ -90,9 +90,11 @@ struct SimulatorRules {
         guard size > 0 else { return reject(.payloadEmpty) }
         guard size <= (pushType == "voip" ? 5120 : 4096) else { return reject(.payloadTooLarge) }
         // APNs documents no reason for a body that is not a JSON object; PayloadEmpty is the nearest.
-        guard let body = push.body, (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) is [String: Any] else {
+        guard let body = push.body, let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+        else {
             return reject(.payloadEmpty)
         }
+        if pushType == "alert", let refusal = Self.alertProblem(object["aps"] as? [String: Any] ?? [:]) { return reject(refusal) }
 
         let token = deviceToken.lowercased()
         if let since = unregisteredLater.since(token, configured: faults.unregisteredTokens[token]) {
@@ -103,6 +105,17 @@ struct SimulatorRules {
         if dice < faults.tooManyRequestsRate { return reject(.tooManyRequests) }
         if dice < faults.tooManyRequestsRate + faults.serviceUnavailableRate { return reject(.serviceUnavailable) }
         return .accept(deviceToken: token, apnsID: apnsID)
+    }
+
+    /// What is wrong with the `aps` of an alert push, if anything: it must
+    /// show something (an alert, a sound or a badge), and `mutable-content`,
+    /// which hands it to the app's Notification Service Extension, needs an
+    /// alert. APNs documents no reason for either; InvalidPushType says the
+    /// push type does not fit the payload.
+    static func alertProblem(_ aps: [String: Any]) -> APNsReason? {
+        guard ["alert", "sound", "badge"].contains(where: { aps[$0] != nil }) else { return .invalidPushType }
+        if (aps["mutable-content"] as? NSNumber)?.intValue == 1, aps["alert"] == nil { return .invalidPushType }
+        return nil
     }
 
     /// Nil when the request may go on; otherwise why it is refused.

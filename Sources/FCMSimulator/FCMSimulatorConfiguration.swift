@@ -82,6 +82,9 @@ public struct FCMReceivedMessage: Sendable, Hashable {
     public var apnsHeaders: [String: String]
     /// `message.android.priority`, when given.
     public var androidPriority: String?
+    /// `message.android.notification` (title, body, tag), when given: what an
+    /// Android phone shows. A notification with the tag of one showing takes its place.
+    public var androidNotification: [String: String]? = nil
     /// What an iPhone's app gets as `userInfo`, as JSON: the `apns` payload's
     /// keys, the `data` keys beside them (FCM merges them so), and
     /// `gcm.message_id`.
@@ -93,7 +96,7 @@ public struct FCMReceivedMessage: Sendable, Hashable {
         ((try? JSONSerialization.jsonObject(with: userInfoJSON)) as? [String: Any]) ?? [:]
     }
 
-    /// The push as APNs hands it to the iPhone, for ``APNsSimulatedDevice/replay(_:)``.
+    /// The push as APNs hands it to the iPhone, for ``APNsSimulatedDevice/replay(_:on:)``.
     public var asAPNsPush: APNsReceivedPush {
         APNsReceivedPush(apnsID: UUID(), headers: apnsHeaders, body: userInfoJSON, receivedAt: receivedAt)
     }

@@ -9,6 +9,7 @@ struct ValidatedMessage {
     var apnsHeaders: [String: String]
     var apnsPayload: [String: Any]
     var androidPriority: String?
+    var androidNotification: [String: String]?
 
     /// The fields FCM HTTP v1 knows on a message; any other is refused.
     private static let messageFields: Set<String> = [
@@ -79,8 +80,25 @@ struct ValidatedMessage {
                 }
                 androidPriority = text.uppercased()
             }
+            if let notification = android["notification"] {
+                guard let fields = notification as? [String: String] else {
+                    throw .invalidArgument("message.android.notification", "The Android notification's fields must be strings.")
+                }
+                androidNotification = fields
+            }
         }
         try checkAPNs()
+    }
+
+    /// What APNs refuses in an alert push's `aps`, in FCM's words.
+    static func alertProblem(_ aps: [String: Any]) -> String? {
+        guard ["alert", "sound", "badge"].contains(where: { aps[$0] != nil }) else {
+            return "An alert push needs \"alert\", \"sound\" or \"badge\"."
+        }
+        if (aps["mutable-content"] as? NSNumber)?.intValue == 1, aps["alert"] == nil {
+            return "\"mutable-content\" needs an \"alert\"."
+        }
+        return nil
     }
 
     /// What APNs would refuse of the `apns` block, as FCM reports it.
@@ -106,6 +124,9 @@ struct ValidatedMessage {
             if let shown = ["alert", "sound", "badge"].first(where: { aps[$0] != nil }) {
                 throw .invalidArgument("message.apns.payload.aps", "A background push cannot have \"\(shown)\".")
             }
+        }
+        if pushType == "alert", let problem = Self.alertProblem(aps) {
+            throw .invalidArgument("message.apns.payload.aps", problem)
         }
         if let collapseID = apnsHeaders["apns-collapse-id"], collapseID.utf8.count > 64 {
             throw .invalidArgument("message.apns.headers", "apns-collapse-id is longer than 64 bytes.")

@@ -82,7 +82,8 @@ final class SimulatorState: Sendable {
             if recordsInbox {
                 let received = FCMReceivedMessage(
                     token: message.token, project: project, data: message.data, apnsHeaders: message.apnsHeaders,
-                    androidPriority: message.androidPriority, userInfoJSON: message.userInfoJSON(messageID: "0:\(id)"), receivedAt: date)
+                    androidPriority: message.androidPriority, androidNotification: message.androidNotification,
+                    userInfoJSON: message.userInfoJSON(messageID: "0:\(id)"), receivedAt: date)
                 contents.inboxes[message.token, default: []].append(received)
             }
             return id

@@ -28,6 +28,15 @@ extension APNsRequest {
                 reason: "is \(size) bytes, \(size - maximumBodySize) over the \(maximumBodySize)-byte limit"
             )
         }
+        if pushType == .alert {
+            let apsKeys = body.withUnsafeReadableBytes { JSONPeek.keysOfTopLevelObject(named: "aps", in: $0) } ?? []
+            guard apsKeys.contains(where: { ["alert", "sound", "badge"].contains($0) }) else {
+                throw APNsRequestError(field: .body, reason: "an alert push must have aps.alert, aps.sound or aps.badge")
+            }
+            if apsKeys.contains("mutable-content"), !apsKeys.contains("alert") {
+                throw APNsRequestError(field: .body, reason: "aps.mutable-content needs aps.alert: the extension runs only for alerts")
+            }
+        }
         guard pushType == .background else { return }
         guard effectivePriority == .considerate else {
             throw APNsRequestError(field: .priority, reason: "a background push must have priority 5, not \(effectivePriority.rawValue)")

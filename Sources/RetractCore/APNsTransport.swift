@@ -41,8 +41,10 @@ package final class APNsTransport: PushTransport {
 
     private func request(_ push: OutgoingPush) -> APNsRequest {
         switch push.kind {
-        case .retraction:
+        case .retraction(.background, _):
             APNsRequest(deviceToken: push.token.hex, topic: topic, pushType: .background, body: push.body)
+        case .retraction(.serviceExtension, let collapseID), .retraction(.replace, let collapseID):
+            APNsRequest(deviceToken: push.token.hex, topic: topic, pushType: .alert, collapseID: collapseID, body: push.body)
         case .original(let visible, let collapseID):
             APNsRequest(
                 deviceToken: push.token.hex, topic: topic, pushType: visible ? .alert : .background, collapseID: collapseID,

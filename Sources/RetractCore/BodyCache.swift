@@ -6,10 +6,13 @@ import RetractKit
 /// 1,024 lists are kept.
 package struct BodyCache {
     let builder: PayloadBuilder
+    /// The `aps` of every body: the retraction's delivery mode.
+    let aps: RetractionAPS
     private var cache: [Key: [ByteBuffer]] = [:]
 
-    package init(builder: PayloadBuilder) {
+    package init(builder: PayloadBuilder, aps: RetractionAPS = .background) {
         self.builder = builder
+        self.aps = aps
     }
 
     /// The bodies that carry `references`, each at most `limit` bytes (the
@@ -17,7 +20,7 @@ package struct BodyCache {
     package mutating func bodies(for references: [ReferenceID], limit: Int) throws -> [ByteBuffer] {
         let key = Key(references: references, limit: limit)
         if let cached = cache[key] { return cached }
-        let made = try builder.retractionBodies(for: references, limit: limit).map { ByteBuffer(bytes: $0) }
+        let made = try builder.retractionBodies(for: references, limit: limit, aps: aps).map { ByteBuffer(bytes: $0) }
         if cache.count < Self.capacity { cache[key] = made }
         return made
     }

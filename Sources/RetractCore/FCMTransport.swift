@@ -60,7 +60,11 @@ package final class FCMTransport: PushTransport {
         if let known = messages.withLockedValue({ $0[key] }) { return known }
         let made: FCMMessage
         switch kind {
-        case .retraction: made = try FCMMessage(body: body.readableBytesView, kind: .background)
+        case .retraction(.background, _): made = try FCMMessage(body: body.readableBytesView, kind: .background)
+        case .retraction(.serviceExtension, let collapseID):
+            made = try FCMMessage(body: body.readableBytesView, kind: .serviceExtension, collapseID: collapseID)
+        case .retraction(.replace, let collapseID):
+            made = try FCMMessage(body: body.readableBytesView, kind: .alert, collapseID: collapseID)
         case .original(let visible, let collapseID):
             made = try FCMMessage(body: body.readableBytesView, kind: visible ? .alert : .background, collapseID: collapseID)
         }

@@ -2,12 +2,15 @@ import Foundation
 import NIOCore
 import RetractKit
 import RetractPush
+import RetractStore
 
 /// One push to one device, as the engine hands it to a transport.
 package struct OutgoingPush: Sendable, Hashable {
     package enum Kind: Sendable, Hashable {
-        /// A silent removal push: background, priority 5.
-        case retraction
+        /// A removal push in a delivery mode: background, priority 5; or, in
+        /// the other modes, an alert, priority 10, put in place of the
+        /// notification whose collapse id is `collapseID`.
+        case retraction(RetractionMode, collapseID: String? = nil)
         /// A notification sent through Retract. `collapseID` becomes the
         /// notification's identifier on the device.
         case original(visible: Bool, collapseID: String?)

@@ -14,9 +14,7 @@ package enum CollapseIDChoice: Sendable, Hashable {
     /// What makes `id` unfit for `apns-collapse-id`, or nil: APNs takes 1 to
     /// 64 bytes, and an HTTP header no control characters.
     package static func problem(with id: String) -> String? {
-        if id.isEmpty || id.utf8.count > 64 { return "\(id.utf8.count) bytes; APNs takes 1 to 64" }
-        if id.containsControlCharacters { return "control characters cannot go in an HTTP header" }
-        return nil
+        Delivery.problem(withCollapseID: id)
     }
 }
 
@@ -35,6 +33,9 @@ package struct SendReport: Sendable, Hashable {
     /// Set when the push service refused the app's credentials and sending stopped; the
     /// devices not tried are counted under this reason in ``failures``.
     package var stoppedBecause: String?
+    /// Devices never sent the notification because it was retracted while
+    /// it was being sent: they are neither recorded nor sent to.
+    package var spared = 0
 
     package var failed: Int { failures.values.reduce(0, +) }
 
@@ -67,9 +68,11 @@ package struct SendAccount: Encodable, Sendable {
     package var failures: [String: Int]
     package var stoppedBecause: String?
     package var hints: [String]?
+    package var spared: Int
 
     package init(_ report: SendReport) {
         accepted = report.accepted
+        spared = report.spared
         recorded = report.recorded
         dead = report.dead.map { report.service.text(of: $0.token) }
         failed = report.failed
@@ -140,8 +143,17 @@ extension RetractEngine {
         // Tokens found dead by the call that stopped may not have been marked yet.
         try await marking(progress.report.dead, app: app, progress: progress)
         let unique = Array(Set(tokens).subtracting(progress.handled)).sorted()
+        // A retraction of the reference made while this runs stops it: the rest are spared the original.
+        let retractionsBefore = try await retractionCount(app: app, reference: reference, progress: progress)
         for start in stride(from: 0, to: unique.count, by: settings.recordBatch) {
             let batch = Array(unique[start..<min(start + settings.recordBatch, unique.count)])
+            if start > 0, try await retractionCount(app: app, reference: reference, progress: progress) > retractionsBefore {
+                progress.report.spared = unique.count - start
+                logger.info(
+                    "original retracted while it was being sent; the rest are spared it",
+                    metadata: ["app": "\(app.name)", "reference": "\(reference)", "spared": "\(progress.report.spared)"])
+                break
+            }
             if let stopped = progress.report.stoppedBecause {
                 progress.report.failures[stopped, default: 0] += batch.count
                 progress.handled.formUnion(batch)
@@ -149,7 +161,7 @@ extension RetractEngine {
             }
             let recorded: Int
             do {
-                recorded = try await record(app: app, reference: reference, tokens: batch, via: service)
+                recorded = try await record(app: app, reference: reference, tokens: batch, via: service, collapseID: collapse)
             } catch {
                 throw error.stoppingSend(progress)
             }
@@ -180,6 +192,15 @@ extension RetractEngine {
                 "failed": "\(report.failed)",
             ])
         return report
+    }
+
+    /// How many retractions of `reference` the app has; a failure carries `progress`.
+    private func retractionCount(app: App, reference: ReferenceID, progress: SendProgress) async throws(RetractError) -> Int {
+        do {
+            return try await store.retractionCount(appID: app.id, reference: reference)
+        } catch {
+            throw RetractError(error).stoppingSend(progress)
+        }
     }
 
     /// Marks `dead` in the ledger; a failure carries `progress`.

@@ -96,9 +96,13 @@ package final class RetractEngine: Sendable {
     ///
     /// - Throws: ``RetractError`` naming the field at fault: `transport`, `sentAt`.
     package func recording(
-        app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date, via service: PushService, now: Date = Date()
+        app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date, via service: PushService, collapseID: String? = nil,
+        now: Date = Date()
     ) throws(RetractError) -> Recording {
         if let problem = app.problem(reaching: service) { throw RetractError(.credentials, problem, field: "transport") }
+        if let collapseID, let problem = Delivery.problem(withCollapseID: collapseID) {
+            throw RetractError(.invalidInput, "collapseId: \(problem)", field: "collapseId")
+        }
         if sentAt < store.retention.oldestKept(now: now) {
             throw RetractError(
                 .invalidInput, "sentAt: older than the \(store.retention.days)-day retention; it would be dropped at once", field: "sentAt")
@@ -107,27 +111,51 @@ package final class RetractEngine: Sendable {
             throw RetractError(.invalidInput, "sentAt: more than a day in the future", field: "sentAt")
         }
         return Recording(
-            deliveries: tokens.map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service) })
+            deliveries: tokens.map {
+                Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service, collapseID: collapseID)
+            })
     }
 
     /// Writes recordings in one statement: all or none.
     ///
     /// - Returns: how many deliveries were new.
     package func record(_ recordings: [Recording], now: Date = Date()) async throws(RetractError) -> Int {
-        try await RetractError.store { () async throws(StoreError) in try await store.record(recordings.flatMap(\.deliveries), now: now) }
+        try await recordReporting(recordings, now: now).new
+    }
+
+    /// ``record(_:now:)``, saying which retractions it made of deliveries
+    /// whose reference was retracted already (queued for workers).
+    package func recordReporting(_ recordings: [Recording], now: Date = Date()) async throws(RetractError) -> RetractStore.Recorded {
+        try await RetractError.store { () async throws(StoreError) in
+            try await store.recordReporting(recordings.flatMap(\.deliveries), now: now)
+        }
     }
 
     /// Records that `reference` reached `tokens` through `service`, in batches.
     ///
     /// - Returns: how many deliveries were new.
     package func record(
-        app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns
+        app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns,
+        collapseID: String? = nil
     ) async throws(RetractError) -> Int {
-        var recorded = 0
+        try await recordReporting(app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID).new
+    }
+
+    /// ``record(app:reference:tokens:sentAt:via:collapseID:)``, saying which
+    /// retractions it made of late deliveries.
+    package func recordReporting(
+        app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns,
+        collapseID: String? = nil
+    ) async throws(RetractError) -> RetractStore.Recorded {
+        var recorded = RetractStore.Recorded()
         // A failure part-way leaves the earlier batches recorded; recording them again changes nothing.
         for start in stride(from: 0, to: tokens.count, by: Self.recordStatement) {
             let batch = Array(tokens[start..<min(start + Self.recordStatement, tokens.count)])
-            recorded += try await record([recording(app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service)])
+            let made = try await recordReporting([
+                recording(app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service, collapseID: collapseID)
+            ])
+            recorded.new += made.new
+            recorded.lateRetractions += made.lateRetractions
         }
         return recorded
     }
@@ -149,11 +177,16 @@ package final class RetractEngine: Sendable {
         reason: String? = nil,
         dryRun: Bool = false,
         idempotencyKey: String? = nil,
-        requireRecorded: Bool = false
+        requireRecorded: Bool = false,
+        mode: RetractionMode? = nil,
+        badge: Int? = nil
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
+        let mode = mode ?? app.retractionMode
         let request = RetractionRequest(
-            appID: app.id, references: references, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey)
+            appID: app.id, references: references, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey,
+            mode: mode, badge: badge)
         guard !references.isEmpty else { throw RetractError(.invalidInput, "references: at least one reference", field: "references") }
+        try await check(mode: mode, badge: badge, app: app, references: references)
         var unknown: [ReferenceID] = []
         if requireRecorded {
             let recorded = try await RetractError.store { () async throws(StoreError) in
@@ -173,6 +206,29 @@ package final class RetractEngine: Sendable {
                 "replayed": "\(made.replayed)",
             ])
         return (made.retraction, unknown)
+    }
+
+    /// Refuses what a mode cannot do before anything is written: a badge on
+    /// a background push (APNs refuses `aps.badge` there), and `replace`
+    /// when no delivery of the references has a collapse id to replace.
+    private func check(mode: RetractionMode, badge: Int?, app: App, references: [ReferenceID]) async throws(RetractError) {
+        if let badge, badge < 0 { throw RetractError(.invalidInput, "badge: \(badge); a badge is 0 or more", field: "badge") }
+        if badge != nil, mode == .background {
+            throw RetractError(
+                .invalidInput,
+                "badge: a background push cannot set a badge (APNs refuses aps.badge in one); use mode service-extension or replace",
+                field: "badge")
+        }
+        guard mode == .replace else { return }
+        let replaceable = try await RetractError.store { () async throws(StoreError) in
+            try await store.collapsedReferences(appID: app.id, among: references)
+        }
+        guard replaceable.isEmpty else { return }
+        throw RetractError(
+            .invalidInput,
+            "mode: replace needs the collapse id each original was sent with, and no delivery of these references has one "
+                + "(record them with their collapse id, or send them through Retract); use service-extension or background",
+            field: "mode")
     }
 
     /// A retraction and why its failed devices failed.

@@ -9,6 +9,9 @@ package struct RetractionView: Encodable, Sendable {
     package var reason: String?
     package var dryRun: Bool
     package var requestedBy: String
+    /// The delivery mode: background, service-extension or replace.
+    package var mode: String
+    package var badge: Int?
     package var state: String
     package var failure: String?
     package var total: Int
@@ -41,6 +44,8 @@ package struct RetractionView: Encodable, Sendable {
         reason = retraction.reason
         dryRun = retraction.dryRun
         requestedBy = retraction.requestedBy
+        mode = retraction.mode.rawValue
+        badge = retraction.badge
         state = retraction.state.rawValue
         failure = retraction.failure
         total = retraction.counts.total

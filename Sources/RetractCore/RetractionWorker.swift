@@ -411,7 +411,8 @@ package final class RetractionWorker: Sendable {
                 return sending
             }
         }
-        var bodies = BodyCache(builder: PayloadBuilder(dialect: job.app.dialect))
+        var plan = RetractionPushes(
+            mode: job.retraction.mode, dialect: job.app.dialect, text: job.app.retractionText, badge: job.retraction.badge)
         let halted = NIOLockedValueBox(false)
         let sender = sender
         let window = sender.window
@@ -421,12 +422,15 @@ package final class RetractionWorker: Sendable {
             for (index, device) in devices.enumerated() {
                 if Task.isCancelled { break }
                 let pushes: [OutgoingPush]
+                let unreached: [ReferenceID]
                 do {
-                    pushes = try bodies.bodies(for: device.references, limit: transports[device.transport]!.bodyLimit).map {
-                        OutgoingPush(token: device.token, body: $0, kind: .retraction)
-                    }
+                    (pushes, unreached) = try plan.pushes(for: device, limit: transports[device.transport]!.bodyLimit)
                 } catch {
                     sending.outcomes[index] = .failed(reason: "payload: \(error)")
+                    continue
+                }
+                guard !pushes.isEmpty else {
+                    sending.outcomes[index] = .failed(reason: RetractionPushes.noCollapseID)
                     continue
                 }
                 await window.acquire()
@@ -448,6 +452,8 @@ package final class RetractionWorker: Sendable {
                         outcome = await sender.send(push, via: transport, attempt: attempt)
                         guard case .accepted = outcome else { break }
                     }
+                    // The rest went out; the device still shows what could not be replaced.
+                    if case .accepted = outcome, !unreached.isEmpty { outcome = .failed(reason: RetractionPushes.noCollapseID) }
                     switch outcome {
                     // The rest of the app's pushes would be refused, or not reach the service, too.
                     case .authenticationFailed, .unreachable: halted.withLockedValue { $0 = true }

@@ -15,7 +15,14 @@ public struct FCMMessage: Sendable, Hashable {
         /// Wakes the app without showing anything: `apns-push-type: background`, priority 5.
         case background
         /// Shows an alert (or sound, or badge): `apns-push-type: alert`, priority 10.
+        /// Android shows the alert's title and body, tagged with the collapse
+        /// id, so a later alert with the same tag replaces it.
         case alert
+        /// An alert an iPhone hands to the app's Notification Service
+        /// Extension first (`mutable-content` in `aps`): `apns-push-type:
+        /// alert`, priority 10. Android gets a data message, as for
+        /// ``background``, which the app handles itself.
+        case serviceExtension
     }
 
     /// The message JSON after the token: `,"data":…}}`.
@@ -62,7 +69,9 @@ public struct FCMMessage: Sendable, Hashable {
             headers["apns-collapse-id"] = collapseID
             android["collapse_key"] = collapseID
         }
-        if kind == .alert, let notification = Self.androidNotification(from: aps["alert"]) {
+        if kind == .alert, var notification = Self.androidNotification(from: aps["alert"]) {
+            // The tag is what lets a later notification replace this one on Android.
+            notification["tag"] = collapseID
             android["notification"] = notification
         }
         var message: [String: Any] = ["apns": ["headers": headers, "payload": ["aps": aps]], "android": android]

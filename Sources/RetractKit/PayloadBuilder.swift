@@ -3,7 +3,9 @@ import Foundation
 /// Builds what Retract sends: the custom data of an original notification and
 /// the bodies of retraction pushes, in one ``PayloadDialect``.
 ///
-/// A retraction body is a background push and nothing else:
+/// A retraction body is the custom data with the removal flag, and an `aps`
+/// that says how the push reaches the phone (``RetractionAPS``): in the
+/// default, background mode,
 /// ```json
 /// {"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"msg-8812","isReferredNotificationMustRemoved":true}}
 /// ```
@@ -80,12 +82,16 @@ public struct PayloadBuilder: Hashable, Sendable {
     /// dialect's clients read one reference per push, so it makes one body per
     /// reference. Repeated references are sent once.
     ///
-    /// - Parameter limit: the largest body, ``maximumBodySize`` for APNs; a
-    ///   transport that writes the body out larger (FCM) gives a smaller one.
-    public func retractionBodies(for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize) throws -> [Data] {
+    /// - Parameters:
+    ///   - limit: the largest body, ``maximumBodySize`` for APNs; a transport
+    ///     that writes the body out larger (FCM) gives a smaller one.
+    ///   - aps: how the push reaches the phone: a background push, or an alert.
+    public func retractionBodies(
+        for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize, aps: RetractionAPS = .background
+    ) throws -> [Data] {
         var seen = Set<ReferenceID>()
         let encoded = try references.filter { seen.insert($0).inserted }.map(encodedReference)
-        let template = RetractionTemplate.of(dialect)
+        let template = aps == .background ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, aps: aps)
         switch dialect {
         case .legacy:
             return try encoded.map { reference in
@@ -128,6 +134,30 @@ public struct PayloadBuilder: Hashable, Sendable {
     }
 }
 
+/// The `aps` object of a retraction push: how it reaches the phone.
+public struct RetractionAPS: Hashable, Sendable {
+    /// The object as JSON.
+    public let json: String
+
+    /// `{"content-available":1}`: a background push that wakes the app,
+    /// which iOS delivers when it chooses, and never to a force-quit app.
+    public static let background = RetractionAPS(json: #"{"content-available":1}"#)
+
+    /// A visible alert showing `text`. With `mutableContent`, iOS first hands
+    /// it to the app's Notification Service Extension, even after a
+    /// force-quit; `badge` sets the app icon's badge.
+    public static func alert(_ text: String, mutableContent: Bool = false, badge: Int? = nil) -> RetractionAPS {
+        var json = #"{"alert":{"body":"# + JSONText.quoted(text) + "}"
+        if let badge { json += #","badge":\#(badge)"# }
+        if mutableContent { json += #","mutable-content":1"# }
+        return RetractionAPS(json: json + "}")
+    }
+
+    private init(json: String) {
+        self.json = json
+    }
+}
+
 /// The fixed bytes around the references of a retraction body.
 private struct RetractionTemplate {
     var singlePrefix: [UInt8]
@@ -145,8 +175,8 @@ private struct RetractionTemplate {
         }
     }
 
-    private init(_ dialect: PayloadDialect) {
-        let head = #"{"aps":{"content-available":1},"# + JSONText.quoted(dialect.customDataKey) + ":{"
+    init(_ dialect: PayloadDialect, aps: RetractionAPS = .background) {
+        let head = #"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{"
         let flag = "," + JSONText.quoted(dialect.mustRemoveKey) + ":true}}"
         singlePrefix = Array((head + JSONText.quoted(dialect.referenceIDKey) + ":").utf8)
         singleSuffix = Array(flag.utf8)

@@ -17,6 +17,8 @@ struct AppBody: Decodable, Sendable {
     var keyPath: String?
     var certificatePath: String?
     var fcmServiceAccountPath: String?
+    var retractionMode: String?
+    var retractionText: String?
 }
 
 struct AppView: Encodable {
@@ -32,6 +34,8 @@ struct AppView: Encodable {
     var keyPath: String?
     var certificatePath: String?
     var fcmServiceAccountPath: String?
+    var retractionMode: String
+    var retractionText: String
     var createdAt: Date
 
     init(_ app: App) {
@@ -41,6 +45,8 @@ struct AppView: Encodable {
         environment = app.environment.rawValue
         endpoint = app.endpoint
         dialect = app.dialect.rawValue
+        retractionMode = app.retractionMode.rawValue
+        retractionText = app.retractionText
         createdAt = app.createdAt
         switch app.authentication {
         case .token(let keyID, let teamID, let keyPath):
@@ -65,6 +71,8 @@ struct DeliveryBody: Decodable {
     var sentAt: String?
     /// `apns` (the default) or `fcm`: the service the notification went through.
     var transport: String?
+    /// The `apns-collapse-id` (Android: notification tag) it was sent with.
+    var collapseId: String?
 }
 
 struct RecordedView: Encodable {
@@ -101,6 +109,9 @@ struct RetractionBody: Decodable {
     var references: [String]
     var reason: String?
     var dryRun: Bool?
+    /// `background`, `service-extension` or `replace`; the app's default when absent.
+    var mode: String?
+    var badge: Int?
 }
 
 struct RetractionCreatedView: Encodable {
@@ -110,6 +121,7 @@ struct RetractionCreatedView: Encodable {
     var devices: Int
     var state: String
     var dryRun: Bool
+    var mode: String
 }
 
 struct DeviceFeedView: Encodable {
@@ -152,6 +164,15 @@ enum Validate {
     static func token(_ text: String, field: String, service: PushService = .apns) throws(APIProblem) -> DeviceToken {
         guard let token = service.token(text) else { throw APIProblem.invalid(field, service.tokenProblem(text)) }
         return token
+    }
+
+    /// A delivery mode, or nil when absent.
+    static func mode(_ text: String?, field: String) throws(APIProblem) -> RetractionMode? {
+        guard let text else { return nil }
+        guard let mode = RetractionMode(rawValue: text) else {
+            throw APIProblem.invalid(field, "\"\(text.prefix(40))\": \(RetractionMode.names)")
+        }
+        return mode
     }
 
     /// `apns` (when absent) or `fcm`.

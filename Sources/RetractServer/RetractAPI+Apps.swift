@@ -24,7 +24,9 @@ extension RetractAPI {
         // The fields' shapes first, then where the files are, then what is in them.
         var registration = AppRegistration(
             name: given.name, topic: given.topic, environment: environment, endpoint: given.endpoint, dialect: dialect,
-            authentication: try Self.authentication(given), fcmServiceAccountPath: given.fcmServiceAccountPath)
+            authentication: try Self.authentication(given), fcmServiceAccountPath: given.fcmServiceAccountPath,
+            retractionMode: try Validate.mode(given.retractionMode, field: "retractionMode") ?? .background,
+            retractionText: given.retractionText ?? RetractionMode.defaultText)
         if let problem = registration.problem { throw APIProblem.invalid(problem.field, problem.message) }
         if let endpoint = given.endpoint, !EndpointAllowList(settings.allowedEndpoints).allows(endpoint) {
             throw APIProblem.invalid(

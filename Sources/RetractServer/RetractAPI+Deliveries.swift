@@ -46,7 +46,9 @@ extension RetractAPI {
             if let text = object.sentAt { sentAt = try Validate.date(text, field: prefix + "sentAt") }
             do {
                 recordings.append(
-                    try engine.recording(app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, now: now))
+                    try engine.recording(
+                        app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: object.collapseId,
+                        now: now))
             } catch {
                 throw error.within(prefix)
             }

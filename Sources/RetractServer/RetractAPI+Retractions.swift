@@ -29,18 +29,20 @@ extension RetractAPI {
         var reason: String?
         if let text = given.reason { reason = try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength) }
         let dryRun = given.dryRun ?? false
+        let mode = try Validate.mode(given.mode, field: "mode")
         // Where this process sends, a key it cannot read is refused before anything is written.
         if !dryRun && settings.mode.runsWorkers { try engine.checkCredentials(of: app) }
         // The ledger keeps the key with the retraction, in the same statement: a retry after
         // a crash that lost the HTTP layer's record still finds the first retraction.
         let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: references, requestedBy: caller.actor, reason: reason, dryRun: dryRun, idempotencyKey: ledgerKey)
+            app: app, references: references, requestedBy: caller.actor, reason: reason, dryRun: dryRun, idempotencyKey: ledgerKey,
+            mode: mode, badge: given.badge)
         return Answer(
             .accepted,
             RetractionCreatedView(
                 id: retraction.id.uuidString.lowercased(), app: app.name, devices: retraction.counts.total,
-                state: retraction.state.rawValue, dryRun: retraction.dryRun),
+                state: retraction.state.rawValue, dryRun: retraction.dryRun, mode: retraction.mode.rawValue),
             headers: [.location: "/v1/retractions/\(retraction.id.uuidString.lowercased())"])
     }
 

@@ -30,6 +30,11 @@ package struct App: Hashable, Sendable, Codable {
     package var authentication: Authentication
     /// The path of the app's Firebase service-account JSON file, when it sends through FCM.
     package var fcmServiceAccountPath: String?
+    /// How its retractions reach phones unless one says otherwise.
+    package var retractionMode: RetractionMode = .background
+    /// What a retraction alert shows (`service-extension` without the
+    /// filtering entitlement, `replace`).
+    package var retractionText: String = RetractionMode.defaultText
     package var createdAt: Date
 
     /// The services the app has credentials for.
@@ -72,6 +77,8 @@ package struct AppRegistration: Hashable, Sendable {
     package var dialect: PayloadDialect
     package var authentication: App.Authentication
     package var fcmServiceAccountPath: String?
+    package var retractionMode: RetractionMode
+    package var retractionText: String
 
     package init(
         name: String,
@@ -80,7 +87,9 @@ package struct AppRegistration: Hashable, Sendable {
         endpoint: String? = nil,
         dialect: PayloadDialect = .canonical,
         authentication: App.Authentication,
-        fcmServiceAccountPath: String? = nil
+        fcmServiceAccountPath: String? = nil,
+        retractionMode: RetractionMode = .background,
+        retractionText: String = RetractionMode.defaultText
     ) {
         self.name = name
         self.topic = topic
@@ -89,6 +98,8 @@ package struct AppRegistration: Hashable, Sendable {
         self.dialect = dialect
         self.authentication = authentication
         self.fcmServiceAccountPath = fcmServiceAccountPath
+        self.retractionMode = retractionMode
+        self.retractionText = retractionText
     }
 
     /// Every field the registration sets, for the audit log.
@@ -108,6 +119,8 @@ package struct AppRegistration: Hashable, Sendable {
             details["auth"] = "none"
         }
         details["fcmServiceAccountPath"] = fcmServiceAccountPath
+        details["retractionMode"] = retractionMode.rawValue
+        details["retractionText"] = retractionText
         return details
     }
 
@@ -145,6 +158,7 @@ package struct AppRegistration: Hashable, Sendable {
         if authentication == .fcmOnly, fcmServiceAccountPath == nil {
             return FieldProblem("credentials", "an APNs key or certificate, or an FCM service account")
         }
+        if let problem = RetractionMode.problem(withText: retractionText) { return FieldProblem("retractionText", problem) }
         return nil
     }
 }

@@ -9,13 +9,32 @@ package struct Delivery: Hashable, Sendable {
     package var sentAt: Date
     /// The service the notification went through, and a retraction will.
     package var transport: PushService
+    /// The original's `apns-collapse-id` (its identifier on an iPhone, its
+    /// tag on Android), when it had one: what a `replace` retraction replaces.
+    package var collapseID: String?
 
-    package init(appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date, transport: PushService = .apns) {
+    package init(
+        appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date, transport: PushService = .apns, collapseID: String? = nil
+    ) {
         self.appID = appID
         self.reference = reference
         self.token = token
         self.sentAt = sentAt
         self.transport = transport
+        self.collapseID = collapseID
+    }
+
+    /// The longest collapse id APNs takes, in UTF-8 bytes.
+    package static let maximumCollapseIDLength = 64
+
+    /// What is wrong with `collapseID` as an original's collapse id, or nil.
+    package static func problem(withCollapseID collapseID: String) -> String? {
+        if collapseID.isEmpty { return "a collapse id must not be empty" }
+        if collapseID.utf8.count > maximumCollapseIDLength {
+            return "\(collapseID.utf8.count) bytes; APNs takes a collapse id of at most \(maximumCollapseIDLength)"
+        }
+        if collapseID.containsControlCharacters { return "a collapse id cannot hold control characters" }
+        return nil
     }
 
     /// The longest reference the ledger keeps, in UTF-8 bytes.
@@ -32,11 +51,16 @@ package struct DeviceReferences: Hashable, Sendable {
     package var references: [ReferenceID]
     /// How the device is reached.
     package var transport: PushService
+    /// The collapse id each reference's original was sent with, where it had one.
+    package var collapseIDs: [ReferenceID: String]
 
-    package init(token: DeviceToken, references: [ReferenceID], transport: PushService = .apns) {
+    package init(
+        token: DeviceToken, references: [ReferenceID], transport: PushService = .apns, collapseIDs: [ReferenceID: String] = [:]
+    ) {
         self.token = token
         self.references = references
         self.transport = transport
+        self.collapseIDs = collapseIDs
     }
 }
 
@@ -65,7 +89,9 @@ package struct DevicePage: Hashable, Sendable {
 extension DevicePage {
     /// One delivery row: a reference, its device and the device's service,
     /// when it was sent, and when the token was found dead if it was.
-    typealias Row = (reference: String, token: DeviceToken, transport: PushService, sentAt: Date, deadSince: Date?)
+    typealias Row = (
+        reference: String, token: DeviceToken, transport: PushService, sentAt: Date, deadSince: Date?, collapseID: String?
+    )
 
     /// The page made of each reference's first `limit` rows after the cursor:
     /// at most `limit` devices.
@@ -81,11 +107,11 @@ extension DevicePage {
     /// reached through APNs.
     init(merging rows: [Row], limit: Int) {
         var perReference: [String: (count: Int, last: DeviceToken)] = [:]
-        var devices: [DeviceToken: (references: Set<String>, transport: PushService)] = [:]
+        var devices: [DeviceToken: Device] = [:]
         for row in rows {
             let seen = perReference[row.reference] ?? (0, row.token)
             perReference[row.reference] = (seen.count + 1, max(seen.last, row.token))
-            Self.add(row, to: &devices[row.token, default: ([], row.transport)])
+            devices[row.token, default: Device(transport: row.transport)].add(row)
         }
         let cutoff = perReference.values.filter { $0.count == limit }.map(\.last).min()
         let tokens = devices.keys.sorted().filter { token in cutoff.map { token <= $0 } ?? true }
@@ -99,16 +125,27 @@ extension DevicePage {
             } else {
                 page.devices.append(
                     DeviceReferences(
-                        token: token, references: device.references.sorted().map { ReferenceID($0) }, transport: device.transport))
+                        token: token, references: device.references.sorted().map { ReferenceID($0) }, transport: device.transport,
+                        collapseIDs: device.collapseIDs))
             }
         }
         self = page
     }
 
-    /// Adds a row to its device, in place (one lookup per row): its reference
-    /// when the delivery is newer than the token's death.
-    private static func add(_ row: Row, to device: inout (references: Set<String>, transport: PushService)) {
-        if row.deadSince.map({ row.sentAt > $0 }) ?? true { device.references.insert(row.reference) }
-        if row.transport == .apns { device.transport = .apns }
+    /// A device as its rows are merged.
+    private struct Device {
+        var references: Set<String> = []
+        var transport: PushService
+        var collapseIDs: [ReferenceID: String] = [:]
+
+        /// Adds a row, in place (one lookup per row): its reference when the
+        /// delivery is newer than the token's death.
+        mutating func add(_ row: Row) {
+            if row.deadSince.map({ row.sentAt > $0 }) ?? true {
+                references.insert(row.reference)
+                if let collapseID = row.collapseID { collapseIDs[ReferenceID(row.reference)] = collapseID }
+            }
+            if row.transport == .apns { transport = .apns }
+        }
     }
 }

@@ -29,5 +29,8 @@ package struct Migration: Hashable, Sendable {
         Migration(version: 4, name: "0004_fcm.sql", sql: String(decoding: PackageResources._004_fcm_sql, as: UTF8.self)),
         Migration(
             version: 5, name: "0005_reliability.sql", sql: String(decoding: PackageResources._005_reliability_sql, as: UTF8.self)),
+        Migration(
+            version: 6, name: "0006_delivery_modes.sql",
+            sql: String(decoding: PackageResources._006_delivery_modes_sql, as: UTF8.self)),
     ]
 }

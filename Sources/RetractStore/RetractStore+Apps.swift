@@ -23,10 +23,10 @@ extension RetractStore {
                 let rows = try await connection.query(
                     """
                     INSERT INTO apps (name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path,
-                                      fcm_service_account_path)
+                                      fcm_service_account_path, retraction_mode, retraction_text)
                     VALUES (\(registration.name), \(registration.topic), \(registration.environment.rawValue), \(registration.endpoint),
                             \(registration.dialect.rawValue), \(authKind), \(keyID), \(teamID), \(keyPath), \(certificatePath),
-                            \(registration.fcmServiceAccountPath))
+                            \(registration.fcmServiceAccountPath), \(registration.retractionMode.rawValue), \(registration.retractionText))
                     RETURNING \(unescaped: Self.appColumns)
                     """,
                     logger: logger
@@ -67,15 +67,18 @@ extension RetractStore {
     }
 
     private static let appColumns =
-        "id, name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path, created_at, fcm_service_account_path"
+        """
+        id, name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path, created_at,
+        fcm_service_account_path, retraction_mode, retraction_text
+        """
 
     private static func apps(from rows: PostgresRowSequence) async throws -> [App] {
         var apps: [App] = []
         for try await row in rows {
             let (id, name, topic, environment, endpoint, dialect, authKind) = try row.decode(
                 (Int64, String, String, String, String?, String, String).self)
-            let (keyID, teamID, keyPath, certificatePath, createdAt, fcmServiceAccountPath) = try row.decode(
-                (String?, String?, String?, String?, Date, String?).self, startingAt: 7)
+            let (keyID, teamID, keyPath, certificatePath, createdAt, fcmServiceAccountPath, mode, text) = try row.decode(
+                (String?, String?, String?, String?, Date, String?, String, String).self, startingAt: 7)
             let authentication: App.Authentication =
                 switch authKind {
                 case "certificate": .certificate(path: certificatePath ?? "")
@@ -90,6 +93,8 @@ extension RetractStore {
                     dialect: PayloadDialect(rawValue: dialect) ?? .canonical,
                     authentication: authentication,
                     fcmServiceAccountPath: fcmServiceAccountPath,
+                    retractionMode: RetractionMode(rawValue: mode) ?? .background,
+                    retractionText: text,
                     createdAt: createdAt
                 ))
         }

@@ -13,7 +13,26 @@ extension RetractStore {
     ///   unknown app.
     @discardableResult
     package func record(_ deliveries: [Delivery], now: Date = Date()) async throws(StoreError) -> Int {
-        guard !deliveries.isEmpty else { return 0 }
+        try await recordReporting(deliveries, now: now).new
+    }
+
+    /// What recording a batch came to.
+    package struct Recorded: Sendable, Hashable {
+        /// Deliveries that were new.
+        package var new = 0
+        /// Retractions made of the new deliveries whose reference the app had
+        /// already retracted (see ``retractLate(_:on:logger:)``); queued for workers.
+        package var lateRetractions: [UUID] = []
+
+        package init(new: Int = 0, lateRetractions: [UUID] = []) {
+            self.new = new
+            self.lateRetractions = lateRetractions
+        }
+    }
+
+    /// ``record(_:now:)``, saying which retractions it made of late deliveries.
+    package func recordReporting(_ deliveries: [Delivery], now: Date = Date()) async throws(StoreError) -> Recorded {
+        guard !deliveries.isEmpty else { return Recorded() }
         try validate(deliveries, now: now)
         try await checkAppsExist(Set(deliveries.map(\.appID)))
         try await ensurePartitions(forDays: Set(deliveries.map { UTCDay(containing: $0.sentAt) }))
@@ -23,6 +42,8 @@ extension RetractStore {
         var tokens: [ByteBuffer] = []
         var sentAt: [Date] = []
         var transports: [String] = []
+        // "" for none: PostgreSQL arrays of PostgresNIO hold no NULLs, and a collapse id is never empty.
+        var collapseIDs: [String] = []
         transports.reserveCapacity(deliveries.count)
         appIDs.reserveCapacity(deliveries.count)
         references.reserveCapacity(deliveries.count)
@@ -34,18 +55,32 @@ extension RetractStore {
             tokens.append(ByteBuffer(bytes: delivery.token.bytes))
             sentAt.append(delivery.sentAt)
             transports.append(delivery.transport.rawValue)
+            collapseIDs.append(delivery.collapseID ?? "")
         }
-        let columns = (appIDs, references, tokens, sentAt, transports)
+        // Most batches carry no collapse id: their statement leaves the column out.
+        let withCollapseIDs = collapseIDs.contains { !$0.isEmpty }
+        let columns = (appIDs, references, tokens, sentAt, transports, collapseIDs)
         // The batch's insert, with `conflicts` after it.
         @Sendable func insert(_ conflicts: String) -> PostgresQuery {
-            let (appIDs, references, tokens, sentAt, transports) = columns
+            let (appIDs, references, tokens, sentAt, transports, collapseIDs) = columns
+            guard withCollapseIDs else {
+                return """
+                    INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
+                    SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
+                    FROM unnest(
+                        \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
+                        \(transports)::text[]::push_transport[]
+                    ) AS u (a, r, t, s, x)
+                    \(unescaped: conflicts)
+                    """
+            }
             return """
-                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
-                SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
+                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport, collapse_id)
+                SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x, NULLIF(c, '')
                 FROM unnest(
                     \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
-                    \(transports)::text[]::push_transport[]
-                ) AS u (a, r, t, s, x)
+                    \(transports)::text[]::push_transport[], \(collapseIDs)::text[]
+                ) AS u (a, r, t, s, x, c)
                 \(unescaped: conflicts)
                 """
         }
@@ -53,15 +88,38 @@ extension RetractStore {
         // CONFLICT does. A batch that repeats a delivery fails whole on the
         // primary key and goes again, keeping only what is new. (A retry after
         // a lost connection lands there too, so the plain insert may be retried.)
+        // Deliveries of references already retracted are retracted in the same
+        // transaction: recorded, they are never left unretracted.
+        let all = NewDeliveries(
+            appIDs: appIDs, references: references, tokens: tokens, transports: transports, collapseIDs: collapseIDs)
         do {
-            _ = try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
-                try await client.query(insert(""), logger: logger)
+            let late = try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
+                try await client.withTransaction(logger: logger) { connection in
+                    try await connection.query(insert(""), logger: logger)
+                    return try await Self.retractLate(all, on: connection, logger: logger)
+                }
             }
-            return deliveries.count
+            return Recorded(new: deliveries.count, lateRetractions: late)
         } catch let error where error.code == .uniqueViolation {
             return try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
-                // One row back per new delivery: at most a batch, counted here.
-                try await client.query(insert("ON CONFLICT DO NOTHING RETURNING 1"), logger: logger).collect().count
+                try await client.withTransaction(logger: logger) { connection in
+                    // One row back per new delivery: at most a batch.
+                    let rows = try await connection.query(
+                        insert("ON CONFLICT DO NOTHING RETURNING app_id, reference, token, transport::text, coalesce(collapse_id, '')"),
+                        logger: logger)
+                    var new = NewDeliveries()
+                    for try await (appID, reference, token, transport, collapseID) in rows.decode(
+                        (Int64, String, ByteBuffer, String, String).self)
+                    {
+                        new.appIDs.append(appID)
+                        new.references.append(reference)
+                        new.tokens.append(token)
+                        new.transports.append(transport)
+                        new.collapseIDs.append(collapseID)
+                    }
+                    return Recorded(
+                        new: new.references.count, lateRetractions: try await Self.retractLate(new, on: connection, logger: logger))
+                }
             }
         }
     }
@@ -91,10 +149,10 @@ extension RetractStore {
         let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
         let query: PostgresQuery = """
             SELECT d.reference, d.token, d.transport = 'fcm', d.sent_at,
-                   (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token)
+                   (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token), d.collapse_id
             FROM unnest(\(refs)::text[]) AS r (ref)
             CROSS JOIN LATERAL (
-                SELECT reference, token, transport, sent_at FROM deliveries
+                SELECT reference, token, transport, sent_at, collapse_id FROM deliveries
                 WHERE app_id = \(appID) AND reference = r.ref AND token > \(lower) AND token <= \(upper)
                 ORDER BY token
                 LIMIT \(limit)
@@ -102,10 +160,10 @@ extension RetractStore {
             """
         let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) { [self] in
             var rows: [DevicePage.Row] = []
-            for try await (reference, token, isFCM, sentAt, deadSince) in try await client.query(query, logger: logger).decode(
-                (String, ByteBuffer, Bool, Date, Date?).self)
+            for try await (reference, token, isFCM, sentAt, deadSince, collapseID) in try await client.query(query, logger: logger).decode(
+                (String, ByteBuffer, Bool, Date, Date?, String?).self)
             {
-                rows.append((reference, DeviceToken(token), isFCM ? .fcm : .apns, sentAt, deadSince))
+                rows.append((reference, DeviceToken(token), isFCM ? .fcm : .apns, sentAt, deadSince, collapseID))
             }
             return rows
         }
@@ -131,6 +189,24 @@ extension RetractStore {
                 """
                 SELECT r.ref FROM unnest(\(refs)::text[]) AS r (ref)
                 WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.app_id = \(appID) AND d.reference = r.ref)
+                """,
+                logger: logger
+            ).values(of: String.self)
+            return Set(found.map { ReferenceID($0) })
+        }
+    }
+
+    /// Those of `references` with at least one delivery recorded with a
+    /// collapse id: what a `replace` retraction can replace.
+    package func collapsedReferences(appID: Int64, among references: [ReferenceID]) async throws(StoreError) -> Set<ReferenceID> {
+        let refs = Array(Set(references.map(\.rawValue)))
+        return try await perform("looking up collapse ids of \(Self.describe(references))", idempotent: true) { [self] in
+            let found = try await client.query(
+                """
+                SELECT r.ref FROM unnest(\(refs)::text[]) AS r (ref)
+                WHERE EXISTS (
+                    SELECT 1 FROM deliveries d WHERE d.app_id = \(appID) AND d.reference = r.ref AND d.collapse_id IS NOT NULL
+                )
                 """,
                 logger: logger
             ).values(of: String.self)
@@ -166,6 +242,9 @@ extension RetractStore {
             }
             if delivery.sentAt > newest {
                 throw StoreError(.invalidInput, "\(field).sentAt: \(delivery.sentAt) is more than a day in the future")
+            }
+            if let collapseID = delivery.collapseID, let problem = Delivery.problem(withCollapseID: collapseID) {
+                throw StoreError(.invalidInput, "\(field).collapseId: \(problem)")
             }
         }
     }

@@ -33,11 +33,11 @@ extension RetractStore {
                     ),
                     made AS (
                         INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
-                                                 idempotency_key, request_hash, finished_at)
+                                                 idempotency_key, request_hash, finished_at, mode, badge)
                         SELECT \(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
                                CASE WHEN \(request.dryRun) OR devices = 0 THEN 'done' ELSE 'queued' END, devices, known_dead,
                                \(request.idempotencyKey), \(requestHash),
-                               CASE WHEN \(request.dryRun) OR devices = 0 THEN now() END
+                               CASE WHEN \(request.dryRun) OR devices = 0 THEN now() END, \(request.mode.rawValue), \(request.badge)
                         FROM total
                         RETURNING \(unescaped: Self.storedColumns)
                     ),
@@ -48,7 +48,8 @@ extension RetractStore {
                         INSERT INTO audit_log (actor, action, app_id, subject, details)
                         SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
                                jsonb_strip_nulls(jsonb_build_object(
-                                   'references', \(joined)::text, 'devices', total::text, 'dryRun', dry_run::text, 'reason', \(request.reason)::text))
+                                   'references', \(joined)::text, 'devices', total::text, 'dryRun', dry_run::text, 'reason', \(request.reason)::text,
+                                   'mode', mode, 'badge', badge::text))
                         FROM made
                     )
                     SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
@@ -116,6 +117,7 @@ extension RetractStore {
             throw StoreError(.invalidInput, "references: \(request.references.count); at most \(RetractionRequest.maximumReferences)")
         }
         if request.requestedBy.isEmpty { throw StoreError(.invalidInput, "requestedBy: who asked must be named") }
+        if let badge = request.badge, badge < 0 { throw StoreError(.invalidInput, "badge: \(badge); a badge is 0 or more") }
     }
 
     private func existingRetraction(for request: RetractionRequest, hash: ByteBuffer) async throws(StoreError) -> Retraction? {
@@ -147,6 +149,7 @@ extension RetractStore {
         var hasher = SHA256()
         let fields = [
             "\(request.appID)", references.map(\.rawValue).joined(separator: "\u{0}"), request.reason ?? "\u{1}", "\(request.dryRun)",
+            request.mode.rawValue, request.badge.map(String.init) ?? "\u{1}",
         ]
         for field in fields {
             hasher.update(data: Data(field.utf8))
@@ -158,7 +161,7 @@ extension RetractStore {
     /// The retraction's own columns.
     static let storedColumns = """
         id, app_id, refs, requested_by, reason, dry_run, state, failure, total, sent, dead, retrying, failed,
-        created_at, started_at, finished_at, updated_at, skipped
+        created_at, started_at, finished_at, updated_at, skipped, mode, badge
         """
 
     /// ``storedColumns`` and, from its queued work, the devices waiting for
@@ -182,12 +185,13 @@ extension RetractStore {
             (UUID, Int64, [String], String, String?, Bool, String, String?).self, startingAt: offset)
         let (total, sent, dead, retrying, failed) = try row.decode((Int, Int, Int, Int, Int).self, startingAt: offset + 8)
         let (createdAt, startedAt, finishedAt, updatedAt) = try row.decode((Date, Date?, Date?, Date).self, startingAt: offset + 13)
-        let (skipped, waiting, waitingReason) = try row.decode((Int, Int, String?).self, startingAt: offset + 17)
+        let (skipped, mode, badge, waiting, waitingReason) = try row.decode((Int, String, Int?, Int, String?).self, startingAt: offset + 17)
         return Retraction(
             id: id, appID: appID, references: refs.map { ReferenceID($0) }, requestedBy: requestedBy, reason: reason,
             dryRun: dryRun, state: Retraction.State(rawValue: state) ?? .failed, failure: failure,
             counts: RetractionCounts(
                 total: total, sent: sent, dead: dead, retrying: retrying, failed: failed, skipped: skipped, waiting: waiting),
-            waitingReason: waitingReason, createdAt: createdAt, startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
+            waitingReason: waitingReason, mode: RetractionMode(rawValue: mode) ?? .background, badge: badge, createdAt: createdAt,
+            startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
     }
 }

@@ -29,7 +29,7 @@ extension RetractStore {
                     run_after = now() + \(leaseMilliseconds) * interval '1 millisecond'
                 FROM due WHERE w.id = due.id
                 RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after,
-                          w.transport::text, w.last_error, w.first_failed_at, w.waiting_since, w.claims
+                          w.transport::text, w.last_error, w.first_failed_at, w.waiting_since, w.claims, w.collapse_ids
                 """,
                 logger: logger
             )
@@ -37,13 +37,19 @@ extension RetractStore {
             for try await row in rows {
                 let (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds, transport) = try row.decode(
                     (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date, String).self)
-                let (lastError, firstFailedAt, waitingSince, claims) = try row.decode((String?, Date?, Date?, Int).self, startingAt: 10)
+                let (lastError, firstFailedAt, waitingSince, claims, collapseIDs) = try row.decode(
+                    (String?, Date?, Date?, Int, [String]?).self, startingAt: 10)
                 let itemKind: ClaimedWorkItem.Kind
                 if kind == "push", let token, let refs {
+                    let references = refs.map { ReferenceID($0) }
+                    var collapsing: [ReferenceID: String] = [:]
+                    for (reference, collapseID) in zip(references, collapseIDs ?? []) where !collapseID.isEmpty {
+                        collapsing[reference] = collapseID
+                    }
                     itemKind = .push(
                         DeviceReferences(
-                            token: DeviceToken(token), references: refs.map { ReferenceID($0) },
-                            transport: PushService(rawValue: transport) ?? .apns))
+                            token: DeviceToken(token), references: references, transport: PushService(rawValue: transport) ?? .apns,
+                            collapseIDs: collapsing))
                 } else {
                     itemKind = .page(after: after.map(DeviceToken.init), through: through.map(DeviceToken.init))
                 }
@@ -297,6 +303,11 @@ extension RetractStore {
         let tokens = retries.map { ByteBuffer(bytes: $0.1.device.token.bytes) }
         // One JSON array per device: arrays of arrays must be rectangular in PostgreSQL.
         let refs = try retries.map { String(decoding: try JSONEncoder().encode($0.1.device.references.map(\.rawValue)), as: UTF8.self) }
+        // The collapse id of each reference, "" where there is none, in the same order.
+        let collapseIDs = try retries.map { retry in
+            let device = retry.1.device
+            return String(decoding: try JSONEncoder().encode(device.references.map { device.collapseIDs[$0] ?? "" }), as: UTF8.self)
+        }
         let delays = retries.map { max($0.1.delay.milliseconds, 0) }
         let attempts = retries.map(\.1.attempts)
         let errors = retries.map(\.1.lastError)
@@ -304,11 +315,14 @@ extension RetractStore {
         let failingSince = retries.map(\.1.failingSince)
         try await connection.query(
             """
-            INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error, transport, first_failed_at)
-            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), clock_timestamp() + n * interval '1 millisecond', a, e, x, s
+            INSERT INTO work_items (retraction_id, kind, token, refs, run_after, attempts, last_error, transport, first_failed_at,
+                                    collapse_ids)
+            SELECT r, 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), clock_timestamp() + n * interval '1 millisecond', a, e, x, s,
+                   ARRAY(SELECT jsonb_array_elements_text(c::jsonb))
             FROM unnest(\(retractionIDs)::uuid[], \(tokens)::bytea[], \(refs)::text[], \(delays)::bigint[],
-                        \(attempts)::integer[], \(errors)::text[], \(transports)::text[]::push_transport[], \(failingSince)::timestamptz[])
-                 AS u (r, t, f, n, a, e, x, s)
+                        \(attempts)::integer[], \(errors)::text[], \(transports)::text[]::push_transport[], \(failingSince)::timestamptz[],
+                        \(collapseIDs)::text[])
+                 AS u (r, t, f, n, a, e, x, s, c)
             """,
             logger: logger
         )

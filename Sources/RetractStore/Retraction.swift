@@ -27,6 +27,10 @@ package struct Retraction: Hashable, Sendable {
     /// Why the devices counted in ``RetractionCounts/waiting`` wait: the
     /// service's connection error, such as "cannot connect to APNs: …".
     package var waitingReason: String?
+    /// How its pushes reach phones.
+    package var mode: RetractionMode
+    /// The app icon's badge its pushes set, if any.
+    package var badge: Int?
     package var createdAt: Date
     package var startedAt: Date?
     package var finishedAt: Date?
@@ -95,10 +99,12 @@ package struct RetractionRequest: Hashable, Sendable {
     /// The same key with the same request returns the first retraction; with
     /// another request it is ``StoreError/Code/idempotencyConflict``.
     package var idempotencyKey: String?
+    package var mode: RetractionMode
+    package var badge: Int?
 
     package init(
         appID: Int64, references: [ReferenceID], requestedBy: String, reason: String? = nil, dryRun: Bool = false,
-        idempotencyKey: String? = nil
+        idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil
     ) {
         self.appID = appID
         self.references = references
@@ -106,6 +112,8 @@ package struct RetractionRequest: Hashable, Sendable {
         self.reason = reason
         self.dryRun = dryRun
         self.idempotencyKey = idempotencyKey
+        self.mode = mode
+        self.badge = badge
     }
 
     /// The most references one retraction may name.

@@ -40,6 +40,10 @@ struct RetractBenchmark: AsyncParsableCommand {
     @Flag(help: "Only register an app and record the devices; print the app and reference as JSON (for `retract notification`).")
     var recordOnly = false
 
+    @Flag(
+        help: "Instead of the client alone, time a service-extension retraction of the same devices next to a background one.")
+    var compareModes = false
+
     func run() async throws {
         let url = try DatabaseURL(databaseURL)
         let reference = ReferenceID("bench-retraction-\(UUID().uuidString.prefix(8))")
@@ -63,6 +67,23 @@ struct RetractBenchmark: AsyncParsableCommand {
                 return
             }
             let trust = [try String(contentsOfFile: ca, encoding: .utf8)]
+            if compareModes {
+                let transports = PushTransports(
+                    settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)
+                let engine = RetractEngine(
+                    store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
+                // The same devices, one mode after the other; the order alternates between runs by a coin.
+                let serviceExtensionFirst = Bool.random()
+                var seconds: [RetractionMode: Double] = [:]
+                for mode: RetractionMode in serviceExtensionFirst ? [.serviceExtension, .background] : [.background, .serviceExtension] {
+                    seconds[mode] = try await Timing.retraction(of: reference, app: app, count: count, engine: engine, mode: mode)
+                }
+                await transports.shutdown()
+                print(
+                    #"{"devices": \#(count), "window": \#(window), "serviceExtensionFirst": \#(serviceExtensionFirst), "backgroundPerSecond": \#(Double(count) / seconds[.background]!), "serviceExtensionPerSecond": \#(Double(count) / seconds[.serviceExtension]!)}"#
+                )
+                return
+            }
 
             // The client alone: the same pushes, the same window, no ledger.
             let clientSeconds = try await Self.timeClientAlone(

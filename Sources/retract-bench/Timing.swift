@@ -28,9 +28,11 @@ enum Timing {
 
     /// Seconds for one worker to take a retraction of `reference` to the end;
     /// every one of `count` devices must have been sent to.
-    static func retraction(of reference: ReferenceID, app: App, count: Int, engine: RetractEngine) async throws -> Double {
+    static func retraction(
+        of reference: ReferenceID, app: App, count: Int, engine: RetractEngine, mode: RetractionMode = .background
+    ) async throws -> Double {
         let started = ContinuousClock.now
-        let (retraction, _) = try await engine.startRetraction(app: app, references: [reference], requestedBy: "bench")
+        let (retraction, _) = try await engine.startRetraction(app: app, references: [reference], requestedBy: "bench", mode: mode)
         try await RetractionWorker(engine: engine).finish([retraction.id])
         let seconds = (ContinuousClock.now - started).inSeconds
         let status = try await engine.status(of: retraction.id)

@@ -61,6 +61,18 @@ struct AppsCommand: AsyncParsableCommand {
                 valueName: "FILE"))
         var fcmServiceAccount: String?
 
+        @Option(
+            help: ArgumentHelp(
+                "How its retractions reach phones unless one says otherwise: background, service-extension or replace.",
+                valueName: "MODE"))
+        var retractionMode: RetractionMode = .background
+
+        @Option(
+            help: ArgumentHelp(
+                "What the alert of a service-extension (without the filtering entitlement) or replace retraction shows.",
+                valueName: "TEXT"))
+        var retractionText: String = RetractionMode.defaultText
+
         @Flag(help: "Print the app as JSON.")
         var json = false
 
@@ -112,7 +124,7 @@ struct AppsCommand: AsyncParsableCommand {
             }
             let registration = AppRegistration(
                 name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication,
-                fcmServiceAccountPath: fcmPath)
+                fcmServiceAccountPath: fcmPath, retractionMode: retractionMode, retractionText: retractionText)
             if let problem = registration.problem {
                 throw RetractError(problem).naming(Self.flags)
             }
@@ -122,7 +134,7 @@ struct AppsCommand: AsyncParsableCommand {
         /// The command-line names of the registration's fields.
         static let flags = [
             "topic": "--topic", "endpoint": "--endpoint", "keyID": "--key-id", "teamID": "--team-id", "keyPath": "--key-path",
-            "certificatePath": "--certificate", "fcmServiceAccountPath": "--fcm-service-account",
+            "certificatePath": "--certificate", "fcmServiceAccountPath": "--fcm-service-account", "retractionText": "--retraction-text",
         ]
 
         private func absolute(_ path: String) -> String {
@@ -167,11 +179,13 @@ private func describe(_ app: App) -> String {
     case .fcmOnly: break
     }
     if let path = app.fcmServiceAccountPath { parts.append("FCM service account at \(path)") }
+    parts.append("retractions in \(app.retractionMode.rawValue) mode")
     return parts.joined(separator: "; ")
 }
 
 extension App.Environment: ExpressibleByArgument {}
 extension PayloadDialect: ExpressibleByArgument {}
+extension RetractionMode: ExpressibleByArgument {}
 
 /// Prints a value as pretty JSON with sorted keys.
 func printJSON(_ value: some Encodable) throws {

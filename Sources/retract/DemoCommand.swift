@@ -19,12 +19,16 @@ struct DemoCommand: AsyncParsableCommand {
             OAuth2 tokens), or both with --transport mixed; registers a demo app, sends a \
             notification to --devices simulated devices, lets --uninstalled of them uninstall the \
             app (APNs then answers 410, FCM UNREGISTERED), \
-            retracts the notification with a progress bar, and replays what every device received \
-            through RetractKit's RetractionHandler to show what it displays now.
+            retracts the notification with a progress bar, first in background mode and then in \
+            service-extension mode, and replays what every device received through RetractKit, \
+            with iOS's rules for each phone's state (80% with the app in the background, 15% \
+            force-quit, 5% over their background-push budget), to show what each mode leaves on \
+            screen.
 
             Ctrl-C stops the throwaway PostgreSQL and removes its folder before exiting.
 
-            Exit codes: 0 every reached device removed the notification; 1 one did not, or the \
+            Exit codes: 0 every reached device removed the notification after the \
+            service-extension retraction; 1 one did not, or the \
             demo could not run; 2 a malformed database URL; 4 the given database cannot be \
             reached; 64 a bad argument.
             """
@@ -145,28 +149,41 @@ struct DemoCommand: AsyncParsableCommand {
         let gone = Array(devicesByService.flatMap { group in group.tokens.map { (group.service, $0) } }.shuffled().prefix(uninstalled))
         for (service, token) in gone { services.uninstall(token, of: service) }
         print("2. \(uninstalled) devices uninstalled the app; APNs now answers 410 Unregistered, FCM UNREGISTERED, for them")
-        let before = await services.showing(reference, on: devicesByService)
+        let before = await services.showing(reference, on: devicesByService).original
+        let reached = Set(tokens).subtracting(gone.map(\.1))
 
-        // 3. The retraction, sent by a worker in this process.
-        print("3. retract notification \(reference)")
+        // 3. The retraction in the default mode, a silent background push, sent by a worker in this process.
+        print("3. retract notification \(reference)   (background mode: a silent push RetractKit handles)")
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: [reference], requestedBy: "demo", reason: "sent by mistake", requireRecorded: true)
+            app: app, references: [reference], requestedBy: "demo", reason: "sent by mistake", requireRecorded: true, mode: .background)
         let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
         print(account.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+        let afterBackground = await services.showing(reference, on: devicesByService).original.intersection(reached)
 
-        // 4. What the devices show now, worked out by RetractKit from what each received.
-        let after = await services.showing(reference, on: devicesByService)
-        let reached = Set(tokens).subtracting(gone.map(\.1))
-        let stillShowing = after.intersection(reached)
-        print("4. what the devices show (RetractKit's RetractionHandler applied to what each received):")
+        // 4. Again as an alert for the app's Notification Service Extension, which iOS runs on every phone.
+        print("4. retract notification \(reference) --mode service-extension   (an alert the app's extension turns into a removal)")
+        let (second, _) = try await engine.startRetraction(
+            app: app, references: [reference], requestedBy: "demo", reason: "sent by mistake", mode: .serviceExtension)
+        let secondAccount = try await NotificationCommand.follow(second, app: app, engine: engine)
+        print(secondAccount.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+        let afterExtension = await services.showing(reference, on: devicesByService)
+        let stillShowing = afterExtension.original.intersection(reached)
+
+        // 5. What the phones show now, worked out by RetractKit from what each received, with iOS's rules for its state.
+        print("5. what the phones show (RetractKit applied to what each received, iOS's rules for each phone's state):")
+        print("   phones: 80% with the app in the background, 15% force-quit, 5% over their background-push budget;")
+        print("           each app has a Notification Service Extension without the filtering entitlement")
         print("   before the retraction: \(before.count) of \(devices) devices showed \"Spring sale\"")
         print(
-            "   after:  \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; \(stillShowing.count) still show it"
-        )
+            "   after background mode:        \(reached.count - afterBackground.count) of the \(reached.count) reachable devices removed it; "
+                + "\(afterBackground.count) still show it (force-quit or throttled: iOS never handed the app the silent push)")
+        print(
+            "   after service-extension mode: \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; "
+                + "\(stillShowing.count) still show it (\(afterExtension.notices) show \"\(RetractionMode.defaultText)\" in its place)")
         print(
             "   unregistered: \(account.unregistered) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them"
         )
-        guard stillShowing.isEmpty, account.exitCode == 0 else {
+        guard stillShowing.isEmpty, account.exitCode == 0, secondAccount.exitCode == 0 else {
             throw DemoFailure(description: "\(stillShowing.count) reachable devices still show the notification")
         }
     }

@@ -123,15 +123,35 @@ struct DemoServices {
         }
     }
 
-    /// The devices that show a notification with `reference`.
-    func showing(_ reference: ReferenceID, on devices: [(service: PushService, tokens: [DeviceToken])]) async -> Set<DeviceToken> {
-        var showing: Set<DeviceToken> = []
+    /// The phone each device is: 80% with the app in the background, 15%
+    /// force-quit, 5% over their background-push budget, every app with a
+    /// Notification Service Extension without the filtering entitlement.
+    static func phone(at index: Int) -> APNsSimulatedDevice.Phone {
+        switch index % 20 {
+        case 16, 17, 18: APNsSimulatedDevice.Phone(appState: .forceQuit, serviceExtension: .unfiltered)
+        case 19: APNsSimulatedDevice.Phone(serviceExtension: .unfiltered, backgroundBudget: 0)
+        default: APNsSimulatedDevice.Phone(serviceExtension: .unfiltered)
+        }
+    }
+
+    /// What the phones show of a notification with `reference`: those still
+    /// showing it, and how many show the retraction text in its place.
+    func showing(
+        _ reference: ReferenceID, on devices: [(service: PushService, tokens: [DeviceToken])]
+    ) async -> (original: Set<DeviceToken>, notices: Int) {
+        var original: Set<DeviceToken> = []
+        var notices = 0
+        var index = 0
         for (service, tokens) in devices {
             for token in tokens {
-                let screen = await APNsSimulatedDevice.replay(received(by: token, via: service)).showing
-                if screen.contains(where: { $0.referenceID == reference }) { showing.insert(token) }
+                let screen = await APNsSimulatedDevice.replay(received(by: token, via: service), on: Self.phone(at: index))
+                index += 1
+                // A carrier shown with the retraction text names the reference too; it is not the original.
+                let shown = screen.showing.filter { screen.texts[$0.identifier] != RetractionMode.defaultText }
+                if shown.contains(where: { $0.referenceID == reference }) { original.insert(token) }
+                if screen.texts.values.contains(RetractionMode.defaultText) { notices += 1 }
             }
         }
-        return showing
+        return (original, notices)
     }
 }

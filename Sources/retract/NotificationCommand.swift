@@ -11,8 +11,12 @@ struct NotificationCommand: AsyncParsableCommand {
         commandName: "notification",
         abstract: "Take back a notification from every device that received it.",
         discussion: """
-            Finds every device the references were recorded for and sends each one a silent \
-            background push carrying all of its references, then waits until every device is \
+            Finds every device the references were recorded for and sends each one a push \
+            carrying all of its references, in the app's delivery mode unless --mode says \
+            otherwise: background (a silent push the app handles), service-extension (an alert \
+            the app's Notification Service Extension turns into a removal, even after a \
+            force-quit) or replace (an alert in the original's place, by its collapse id, with no \
+            app code). Then it waits until every device is \
             reached, found dead, or given up on, showing progress on stderr; the final account \
             goes to stdout. Interrupted, the retraction stays queued: `retract notification` with \
             the same --idempotency-key, or any worker, finishes it.
@@ -35,6 +39,12 @@ struct NotificationCommand: AsyncParsableCommand {
 
     @Flag(help: "Count the devices; send nothing.")
     var dryRun = false
+
+    @Option(help: ArgumentHelp("How the pushes reach phones; the app's default when not given.", valueName: "MODE"))
+    var mode: RetractionMode?
+
+    @Option(help: ArgumentHelp("The app icon's badge the pushes set (service-extension and replace only).", valueName: "N"))
+    var badge: Int?
 
     @Flag(help: "Print the final account as JSON.")
     var json = false
@@ -69,7 +79,7 @@ struct NotificationCommand: AsyncParsableCommand {
                 if !dryRun { try engine.checkCredentials(of: app) }
                 let (retraction, unknown) = try await engine.startRetraction(
                     app: app, references: references, requestedBy: AppsCommand.Add.actor, reason: reason,
-                    dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true)
+                    dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode, badge: badge)
                 if !unknown.isEmpty {
                     printError(
                         "retract notification: warning: no delivery of \(unknown.map(\.rawValue).joined(separator: ", ")) was recorded; retracting the others"
@@ -81,7 +91,7 @@ struct NotificationCommand: AsyncParsableCommand {
                 return try await Self.follow(retraction, app: app, engine: engine)
             }
         } catch {
-            throw fail("notification", error)
+            throw fail("notification", (error as? RetractError)?.naming(["mode": "--mode", "badge": "--badge"]) ?? error)
         }
         if json { try printJSON(account) } else { print(account.text) }
         if account.exitCode != 0 { throw ExitCode(account.exitCode) }

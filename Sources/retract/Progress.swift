@@ -56,7 +56,8 @@ struct ProgressDisplay {
 /// A retraction's final account, as text and as JSON.
 extension RetractionView {
     var text: String {
-        var lines = ["retraction \(id) of \(references.joined(separator: ", ")) (app \(app)): \(state)"]
+        let inMode = mode == RetractionMode.background.rawValue ? "" : ", \(mode) mode"
+        var lines = ["retraction \(id) of \(references.joined(separator: ", ")) (app \(app)\(inMode)): \(state)"]
         if dryRun {
             let known = skipped > 0 ? " (\(skipped) more are known dead and would be skipped)" : ""
             lines.append("  dry run: \(total - skipped) devices would get a removal push\(known); nothing was sent")

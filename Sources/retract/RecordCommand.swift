@@ -10,9 +10,13 @@ struct RecordCommand: AsyncParsableCommand {
         commandName: "record",
         abstract: "Record that a notification you sent reached some devices.",
         discussion: """
-            Recording the same delivery twice changes nothing.
+            Recording the same delivery twice changes nothing. A delivery of a reference the app \
+            has retracted already (its fan-out was still running) is retracted at once, in the \
+            same mode: this command sends that retraction and prints its account, unless \
+            --no-wait leaves it to the workers (retract serve).
 
-            Exit codes: 0 recorded; 2 bad argument or token; 4 database unreachable; 6 unknown app.
+            Exit codes: 0 recorded (and any late delivery retracted); 2 bad argument or token; \
+            3 some late deliveries could not be retracted; 4 database unreachable; 6 unknown app.
             """
     )
 
@@ -25,26 +29,50 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("When it was sent (ISO 8601); now when not given.", valueName: "DATE"))
     var sentAt: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The apns-collapse-id (Android: notification tag) it was sent with, which a replace retraction replaces.",
+            valueName: "ID"))
+    var collapseID: String?
+
+    @Flag(help: "Leave the retraction of late deliveries to the workers (retract serve) rather than sending it here.")
+    var noWait = false
+
     @OptionGroup var tokens: TokenOptions
+    @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
+        // Lines in order with the progress on stderr, even into a pipe.
+        lineBufferStandardOutput()
+        var exitCode: Int32 = 0
         do {
             let service = tokens.transport
             let tokens = try tokens.read()
             let sentAt = try sentDate()
             let reference = try ReferenceID(argument: reference, name: "--reference")
-            let recorded = try await database.withStore { store in
-                let engine = RetractEngine(store: store, transports: PushTransports())
-                return try await engine.record(
-                    app: try await engine.app(named: app), reference: reference, tokens: tokens, sentAt: sentAt, via: service)
+            let (noWait, collapseID) = (noWait, collapseID)
+            exitCode = try await engine.withEngine(database) { engine in
+                let app = try await engine.app(named: app)
+                let recorded = try await engine.recordReporting(
+                    app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID)
+                print("recorded \(recorded.new) new deliveries of \(reference) (\(tokens.count) tokens given)")
+                var exitCode: Int32 = 0
+                for id in recorded.lateRetractions {
+                    print("\(reference) was retracted already: retracting the new deliveries (retraction \(id.uuidString.lowercased()))")
+                    guard !noWait, let retraction = try await engine.store.retraction(id: id) else { continue }
+                    let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
+                    print(account.text)
+                    exitCode = max(exitCode, account.exitCode)
+                }
+                return exitCode
             }
-            print("recorded \(recorded) new deliveries of \(reference) (\(tokens.count) tokens given)")
         } catch let error as RetractError {
-            throw fail("record", error.naming(["sentAt": "--sent-at"]))
+            throw fail("record", error.naming(["sentAt": "--sent-at", "collapseId": "--collapse-id"]))
         } catch {
             throw fail("record", error)
         }
+        if exitCode != 0 { throw ExitCode(exitCode) }
     }
 
     private func sentDate() throws(RetractError) -> Date {
@@ -127,6 +155,7 @@ struct SendCommand: AsyncParsableCommand {
                     + " (\(report.recorded) new deliveries in the ledger)")
             for (reason, count) in report.failures.sorted(by: { $0.value > $1.value }) { print("  failed: \(count) × \(reason)") }
             for hint in report.hints { print("  hint: \(hint)") }
+            if report.spared > 0 { print("  spared: \(report.spared) devices, never sent it: it was retracted while it was being sent") }
         }
         if report.stoppedBecause != nil { throw ExitCode(RetractExitCode.retractionFailed) }
         if report.failed > 0 { throw ExitCode(RetractExitCode.someFailed) }

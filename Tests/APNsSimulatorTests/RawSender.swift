@@ -97,6 +97,11 @@ struct Fixture {
     }
 
     /// A good background push; tests change one thing at a time.
+    /// ``headers(path:bearer:)`` for an alert push at priority 10.
+    func alertHeaders() throws -> HPACKHeaders {
+        try headers().replacing("apns-push-type", with: "alert").replacing("apns-priority", with: "10")
+    }
+
     func headers(path: String = "/3/device/\(Fixture.token)", bearer: String? = nil) throws -> HPACKHeaders {
         [
             ":method": "POST",

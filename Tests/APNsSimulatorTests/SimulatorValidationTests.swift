@@ -97,6 +97,26 @@ struct SimulatorValidationTests {
             status: 413, reason: "PayloadTooLarge"
         ),
         Rule(
+            name: "a service-extension carrier",
+            change: {
+                (
+                    try $0.alertHeaders(),
+                    #"{"aps":{"alert":{"body":"This message was deleted"},"mutable-content":1},"notificationCustomData":{"pushNotificationReferenceId":"m1","isReferredNotificationMustRemoved":true}}"#
+                )
+            },
+            status: 200, reason: nil
+        ),
+        Rule(
+            name: "an alert at priority 5",
+            change: { (try $0.alertHeaders().replacing("apns-priority", with: "5"), #"{"aps":{"alert":"hi"}}"#) }, status: 200,
+            reason: nil),
+        Rule(
+            name: "an alert push with nothing to show", change: { (try $0.alertHeaders(), Fixture.body) }, status: 400,
+            reason: "InvalidPushType"),
+        Rule(
+            name: "mutable-content without an alert",
+            change: { (try $0.alertHeaders(), #"{"aps":{"badge":1,"mutable-content":1}}"#) }, status: 400, reason: "InvalidPushType"),
+        Rule(
             name: "VoIP body of 5000 bytes",
             change: {
                 (

@@ -38,6 +38,11 @@ struct RequestValidationTests {
             "a background push must not have aps.alert, aps.badge"
         ),
         (request(body: #"{"aps":{"content-available":1,"s\u006fund":"x"}}"#), .body, "a background push must not have aps.sound"),
+        (request(pushType: .alert), .body, "an alert push must have aps.alert, aps.sound or aps.badge"),
+        (
+            request(pushType: .alert, body: #"{"aps":{"badge":1,"mutable-content":1}}"#), .body,
+            "aps.mutable-content needs aps.alert: the extension runs only for alerts"
+        ),
         (request(body: "[1]"), .body, #"is not a JSON object with an "aps" object"#),
         (request(body: #"{"aps":1}"#), .body, #"is not a JSON object with an "aps" object"#),
         (request(body: #"{"other":{}}"#), .body, #"is not a JSON object with an "aps" object"#),
@@ -54,6 +59,7 @@ struct RequestValidationTests {
         try Self.request().validate()
         try Self.request(token: String(repeating: "AB", count: 50)).validate()
         try Self.request(pushType: .alert, body: #"{"aps":{"alert":"hi","sound":"default"}}"#).validate()
+        try Self.request(pushType: .alert, body: #"{"aps":{"alert":{"body":"deleted"},"badge":0,"mutable-content":1}}"#).validate()
         try Self.request(pushType: .voip, body: #"{"x":""# + String(repeating: "v", count: 5000) + "\"}").validate()
         try Self.request(body: #" { "notificationCustomData" : {"a":[1,{"b":"}"}]}, "aps" : { "content-available" : 1 } } "#).validate()
         #expect(Self.request(pushType: .alert).effectivePriority == .immediate)

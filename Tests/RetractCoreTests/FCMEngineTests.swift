@@ -198,7 +198,7 @@ struct FCMEngineTests {
             if let fault { fcm.simulator.script([fault], for: PushService.fcm.text(of: token)) }
             let body = try PayloadBuilder().retractionBodies(for: ["r"])[0]
             var random = SystemRandomNumberGenerator()
-            let verdict = await transport.send(OutgoingPush(token: token, body: .init(bytes: body), kind: .retraction))
+            let verdict = await transport.send(OutgoingPush(token: token, body: .init(bytes: body), kind: .retraction(.background)))
             let outcome = policy.outcome(of: verdict, attempt: attempt, using: &random)
             #expect(check(outcome), "\(String(describing: fault)) at attempt \(attempt) became \(outcome)")
             await transport.shutdown()

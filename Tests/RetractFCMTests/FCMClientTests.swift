@@ -244,7 +244,8 @@ struct FCMClientTests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: message.request(token: "t"))) as? [String: Any])
         let inner = try #require(json["message"] as? [String: Any])
         let android = try #require(inner["android"] as? [String: Any])
-        #expect(android["notification"] as? [String: String] == ["title": "Hi", "body": "Sale"])
+        // The tag lets a later notification (a replace retraction) take this one's place.
+        #expect(android["notification"] as? [String: String] == ["title": "Hi", "body": "Sale", "tag": "sale-1"])
         #expect(android["collapse_key"] as? String == "sale-1")
         let apns = try #require(inner["apns"] as? [String: Any])
         #expect(apns["headers"] as? [String: String] == ["apns-push-type": "alert", "apns-priority": "10", "apns-collapse-id": "sale-1"])

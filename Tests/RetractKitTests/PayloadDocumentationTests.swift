@@ -51,6 +51,21 @@ struct PayloadDocumentationTests {
         }
     }
 
+    /// Each delivery mode's body, fenced as ```json mode-NAME, is what the builder writes.
+    @Test(arguments: [
+        ("background", RetractionAPS.background),
+        ("service-extension", .alert("This message was deleted", mutableContent: true)),
+        ("replace", .alert("This message was deleted")),
+    ])
+    func eachModesBodyIsQuotedVerbatim(mode: String, aps: RetractionAPS) throws {
+        let text = try String(contentsOf: Self.document, encoding: .utf8)
+        let parts = text.components(separatedBy: "```json mode-\(mode)\n")
+        try #require(parts.count == 2, "docs/payload.md has no single json mode-\(mode) block")
+        let block = parts[1].components(separatedBy: "\n```")[0]
+        let bodies = try PayloadBuilder().retractionBodies(for: ["msg-8812"], aps: aps)
+        #expect(bodies.map(\.utf8String) == [block])
+    }
+
     @Test func articleExamplesAreRetractionsOf233() throws {
         let articleBlocks = try jsonBlocks().filter {
             $0.contains("isReferedNotificationMustRemoved\": true") && !$0.contains("notificationCustomData")

@@ -110,6 +110,35 @@ struct ValidationTests {
                 headers: ["Idempotency-Key": String(repeating: "k", count: 256)],
                 status: 422, problem: "invalid-field", field: "Idempotency-Key"),
             Case(path: retractions, body: #"{\#(app),"references":[]}"#, status: 422, problem: "invalid-field", field: "references"),
+            // Delivery modes.
+            Case(
+                path: retractions, body: #"{\#(app),"references":["r"],"mode":"loud"}"#, status: 422, problem: "invalid-field",
+                field: "mode"),
+            Case(
+                path: retractions, body: #"{\#(app),"references":["r"],"badge":2}"#, status: 422, problem: "invalid-field", field: "badge"),
+            Case(
+                path: retractions, body: #"{\#(app),"references":["r"],"mode":"service-extension","badge":-1}"#, status: 422,
+                problem: "invalid-field", field: "badge"),
+            Case(
+                path: retractions, body: #"{\#(app),"references":["r"],"mode":"replace"}"#, status: 422, problem: "invalid-field",
+                field: "mode"),
+            Case(
+                path: deliveries,
+                body: #"[{\#(app),"reference":"r","tokens":\#(tokens),"collapseId":"\#(String(repeating: "c", count: 65))"}]"#,
+                status: 422, problem: "invalid-field", field: "[0].collapseId"),
+            Case(
+                path: deliveries, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"collapseId":""}"#, status: 422,
+                problem: "invalid-field", field: "collapseId"),
+            Case(
+                path: apps,
+                body:
+                    #"{"name":"shop","topic":"com.example.shop","environment":"sandbox","certificatePath":"/x.p12","retractionMode":"loud"}"#,
+                status: 422, problem: "invalid-field", field: "retractionMode"),
+            Case(
+                path: apps,
+                body:
+                    #"{"name":"shop","topic":"com.example.shop","environment":"sandbox","certificatePath":"/x.p12","retractionText":" "}"#,
+                status: 422, problem: "invalid-field", field: "retractionText"),
             Case(
                 path: retractions, body: #"{\#(app),"references":\#(manyReferences)}"#, status: 422, problem: "invalid-field",
                 field: "references"),

@@ -140,22 +140,34 @@ struct DevicePageMergingTests {
     private func token(_ byte: UInt8) -> DeviceToken { DeviceToken(bytes: [byte]) }
     private let sent = Date(timeIntervalSince1970: 1_000)
 
+    @Test func eachReferenceKeepsTheCollapseIDItsOriginalWasSentWith() {
+        let died = sent.addingTimeInterval(10)
+        let rows: [DevicePage.Row] = [
+            ("a", token(1), .apns, sent, nil, "a"), ("b", token(1), .apns, sent, nil, nil), ("c", token(1), .apns, sent, nil, "thread-9"),
+            // A delivery older than its token's death is not sent, nor is its collapse id kept.
+            ("a", token(2), .apns, sent, died, "a"), ("b", token(2), .apns, died.addingTimeInterval(1), died, "b"),
+        ]
+        let page = DevicePage(merging: rows, limit: 10)
+        #expect(page.devices.map(\.collapseIDs) == [["a": "a", "c": "thread-9"], ["b": "b"]])
+    }
+
     @Test func eachDeviceKeepsTheServiceItsDeliveryWentThrough() {
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .fcm, sent, nil), ("b", token(1), .fcm, sent, nil), ("a", token(2), .apns, sent, nil),
-            ("a", token(3), .fcm, sent, nil),
+            ("a", token(1), .fcm, sent, nil, nil), ("b", token(1), .fcm, sent, nil, nil), ("a", token(2), .apns, sent, nil, nil),
+            ("a", token(3), .fcm, sent, nil, nil),
         ]
         let page = DevicePage(merging: rows, limit: 10)
         #expect(page.devices.map(\.transport) == [.fcm, .apns, .fcm])
+        #expect(page.devices.allSatisfy { $0.collapseIDs.isEmpty })
         #expect(page.devices[0].references == ["a", "b"])
     }
 
     @Test func aPageEndsWhereAReferenceThatHitItsLimitMayContinue() {
         // "a" returned its limit of 4 rows, ending at 5: "b"'s rows past 5 wait for the next page.
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .apns, sent, nil), ("a", token(3), .apns, sent, nil), ("a", token(5), .apns, sent, nil),
-            ("a", token(5), .apns, sent, nil), ("b", token(2), .apns, sent, nil), ("b", token(3), .apns, sent, nil),
-            ("b", token(9), .apns, sent, sent.addingTimeInterval(1)),
+            ("a", token(1), .apns, sent, nil, nil), ("a", token(3), .apns, sent, nil, nil), ("a", token(5), .apns, sent, nil, nil),
+            ("a", token(5), .apns, sent, nil, nil), ("b", token(2), .apns, sent, nil, nil), ("b", token(3), .apns, sent, nil, nil),
+            ("b", token(9), .apns, sent, sent.addingTimeInterval(1), nil),
         ]
         let page = DevicePage(merging: rows, limit: 4)
         #expect(page.devices.map(\.token) == [1, 2, 3, 5].map(token))
@@ -167,7 +179,8 @@ struct DevicePageMergingTests {
 
     @Test func aPageWhoseReferencesAllEndedEarlyIsTheLast() {
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .apns, sent, nil), ("a", token(1), .apns, sent, nil), ("b", token(4), .apns, sent, sent.addingTimeInterval(1)),
+            ("a", token(1), .apns, sent, nil, nil), ("a", token(1), .apns, sent, nil, nil),
+            ("b", token(4), .apns, sent, sent.addingTimeInterval(1), nil),
         ]
         let page = DevicePage(merging: rows, limit: 3)
         #expect(page.devices == [DeviceReferences(token: token(1), references: ["a"])])
@@ -180,8 +193,8 @@ struct DevicePageMergingTests {
     @Test func aPageOfManyReferencesHoldsAtMostLimitDevices() {
         // Three references, two rows each, interleaved: six devices, none past a cutoff.
         let rows: [DevicePage.Row] = [
-            ("a", token(1), .apns, sent, nil), ("a", token(4), .apns, sent, nil), ("b", token(2), .apns, sent, nil),
-            ("b", token(5), .apns, sent, nil), ("c", token(3), .apns, sent, nil), ("c", token(6), .apns, sent, nil),
+            ("a", token(1), .apns, sent, nil, nil), ("a", token(4), .apns, sent, nil, nil), ("b", token(2), .apns, sent, nil, nil),
+            ("b", token(5), .apns, sent, nil, nil), ("c", token(3), .apns, sent, nil, nil), ("c", token(6), .apns, sent, nil, nil),
         ]
         let page = DevicePage(merging: rows, limit: 2)
         #expect(page.devices.map(\.token) == [token(1), token(2)])
@@ -193,10 +206,10 @@ struct DevicePageMergingTests {
         let died = Date(timeIntervalSince1970: 2_000)
         let rows: [DevicePage.Row] = [
             // Sent before it died, and at the moment it was found dead: skipped.
-            ("a", token(1), .apns, died.addingTimeInterval(-60), died), ("a", token(2), .apns, died, died),
+            ("a", token(1), .apns, died.addingTimeInterval(-60), died, nil), ("a", token(2), .apns, died, died, nil),
             // Registered again and sent a newer notification: it gets that one's reference only.
-            ("a", token(3), .apns, died.addingTimeInterval(-60), died), ("b", token(3), .apns, died.addingTimeInterval(60), died),
-            ("a", token(4), .apns, died, nil),
+            ("a", token(3), .apns, died.addingTimeInterval(-60), died, nil), ("b", token(3), .apns, died.addingTimeInterval(60), died, nil),
+            ("a", token(4), .apns, died, nil, nil),
         ]
         let page = DevicePage(merging: rows, limit: 10)
         #expect(

@@ -39,7 +39,10 @@ struct WorkQueueTests {
             let audit = try await store.auditLog(appID: app.id)
             #expect(audit.first?.action == "retraction.created")
             #expect(audit.first?.actor == "moderator")
-            #expect(audit.first?.details == ["references": "msg", "devices": "2500", "dryRun": "false", "reason": "sent by mistake"])
+            #expect(
+                audit.first?.details == [
+                    "references": "msg", "devices": "2500", "dryRun": "false", "reason": "sent by mistake", "mode": "background",
+                ])
         }
     }
 

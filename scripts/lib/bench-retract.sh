@@ -4,6 +4,8 @@
 # simulator running as its own process; in the same run, APNsClient alone
 # sends the same N pushes with the same window to the same simulator. Prints
 # devices/s for both and the ratio engine/client, per run and as medians.
+# Then times a service-extension retraction next to a background one of the
+# same devices, in the same process (ratio service-extension/background).
 # Then runs `retract notification` (release build, its own process) for N/10
 # and N recorded devices and prints each process's peak RSS: memory follows
 # the window and page size, not the number of devices.
@@ -46,6 +48,13 @@ echo "devices=$devices ${extra[*]} (release build, $(nproc) cores, PostgreSQL $(
 ratio_runs enginePerSecond clientPerSecond engine/s client/s \
     "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
     --key "$work/signing-key.p8" -n "$devices" "${extra[@]}"
+
+# Delivery modes: a service-extension retraction (alerts, priority 10) of the
+# same devices next to a background one, in the same process.
+printf '\nservice-extension mode next to background mode, same devices, same run\n'
+ratio_runs serviceExtensionPerSecond backgroundPerSecond service-ext/s background/s \
+    "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+    --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-modes
 
 printf '\n%-10s%14s%14s\n' devices seconds peakRSS-MiB
 for n in $((devices / 10)) "$devices"; do

@@ -1,0 +1,65 @@
+import NIOCore
+import RetractKit
+import RetractStore
+
+/// The pushes a retraction sends each of its devices, in its delivery mode
+/// (docs/payload.md, "Delivery modes").
+package struct RetractionPushes {
+    package let mode: RetractionMode
+    private var bodies: BodyCache
+
+    /// Why a device is not reached in `replace` mode: no collapse id was
+    /// recorded for its original, so no alert can take its place.
+    package static let noCollapseID =
+        "replace: the original was recorded without a collapse id, so it cannot be replaced (record it with its collapse id)"
+
+    /// - Parameters:
+    ///   - text: what the alert of `service-extension` and `replace` shows.
+    ///   - badge: the app icon's badge the alerts set.
+    package init(mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?) {
+        self.mode = mode
+        let aps: RetractionAPS =
+            switch mode {
+            case .background: .background
+            case .serviceExtension: .alert(text, mutableContent: true, badge: badge)
+            case .replace: .alert(text, badge: badge)
+            }
+        bodies = BodyCache(builder: PayloadBuilder(dialect: dialect), aps: aps)
+    }
+
+    /// The pushes for one device, each body at most `limit` bytes, and the
+    /// references this mode cannot reach on it (`replace`: those without a
+    /// collapse id).
+    package mutating func pushes(for device: DeviceReferences, limit: Int) throws -> (pushes: [OutgoingPush], unreached: [ReferenceID]) {
+        func push(_ body: ByteBuffer, collapseID: String?) -> OutgoingPush {
+            OutgoingPush(token: device.token, body: body, kind: .retraction(mode, collapseID: collapseID))
+        }
+        switch mode {
+        case .background:
+            return (try bodies.bodies(for: device.references, limit: limit).map { push($0, collapseID: nil) }, [])
+        case .serviceExtension:
+            // Should the extension not run, iOS shows the carrier as sent: with
+            // the collapse id of one of the originals, in that one's place
+            // rather than beside it.
+            let collapseID = device.references.lazy.compactMap { device.collapseIDs[$0] }.first
+            let made = try bodies.bodies(for: device.references, limit: limit)
+            return (made.enumerated().map { push($1, collapseID: $0 == 0 ? collapseID : nil) }, [])
+        case .replace:
+            // One alert per collapse id: each takes the place of its original.
+            var byCollapseID: [String: [ReferenceID]] = [:]
+            var unreached: [ReferenceID] = []
+            for reference in device.references {
+                if let collapseID = device.collapseIDs[reference] {
+                    byCollapseID[collapseID, default: []].append(reference)
+                } else {
+                    unreached.append(reference)
+                }
+            }
+            var pushes: [OutgoingPush] = []
+            for (collapseID, references) in byCollapseID.sorted(by: { $0.key < $1.key }) {
+                pushes += try bodies.bodies(for: references, limit: limit).map { push($0, collapseID: collapseID) }
+            }
+            return (pushes, unreached)
+        }
+    }
+}

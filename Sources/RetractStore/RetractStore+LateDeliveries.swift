@@ -1,0 +1,127 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import RetractKit
+
+/// Deliveries recorded after their reference was retracted: a message deleted
+/// while its own fan-out was still running must go from those devices too.
+extension RetractStore {
+    /// Who a retraction of late deliveries is requested by, in the account and the audit log.
+    package static let lateDeliveryActor = "retract:late-delivery"
+
+    /// New deliveries, column by column, as the insert wrote them.
+    struct NewDeliveries: Sendable {
+        var appIDs: [Int64] = []
+        var references: [String] = []
+        var tokens: [ByteBuffer] = []
+        var transports: [String] = []
+        /// "" for none.
+        var collapseIDs: [String] = []
+    }
+
+    /// Retracts, in the same transaction as their insert, the new deliveries
+    /// whose reference the app has already retracted: for each app, mode and
+    /// badge, one retraction of those devices only, sent in the mode of the
+    /// latest retraction of each reference.
+    ///
+    /// Nearly every batch has no retracted reference: that is one look through
+    /// the index of retractions by reference.
+    ///
+    /// - Returns: the retractions made.
+    static func retractLate(_ new: NewDeliveries, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
+        guard !new.references.isEmpty else { return [] }
+        let apps = Array(Set(new.appIDs))
+        let refs = Array(Set(new.references))
+        var retracted: [Key: Mode] = [:]
+        let rows = try await connection.query(
+            """
+            SELECT DISTINCT ON (r.app_id, ref) r.app_id, ref, r.mode, r.badge
+            FROM retractions r, unnest(r.refs) AS ref
+            WHERE r.app_id = ANY(\(apps)::bigint[]) AND NOT r.dry_run AND r.refs && \(refs)::text[] AND ref = ANY(\(refs)::text[])
+            ORDER BY r.app_id, ref, r.created_at DESC
+            """,
+            logger: logger)
+        for try await (appID, reference, mode, badge) in rows.decode((Int64, String, String, Int?).self) {
+            retracted[Key(appID: appID, reference: reference)] = Mode(appID: appID, mode: mode, badge: badge)
+        }
+        guard !retracted.isEmpty else { return [] }
+
+        // Each group's devices, each with its late references, in the order recorded.
+        var groups: [Mode: [ByteBuffer: LateDevice]] = [:]
+        for index in new.references.indices {
+            guard let mode = retracted[Key(appID: new.appIDs[index], reference: new.references[index])] else { continue }
+            groups[mode, default: [:]][new.tokens[index], default: LateDevice(transport: new.transports[index])]
+                .add(new.references[index], collapseID: new.collapseIDs[index])
+        }
+        var made: [UUID] = []
+        for (mode, devices) in groups {
+            let id = UUID()
+            let references = Array(Set(devices.values.flatMap(\.references))).sorted()
+            let tokens = Array(devices.keys)
+            let deviceRefs = try tokens.map { String(decoding: try JSONEncoder().encode(devices[$0]!.references), as: UTF8.self) }
+            let collapseIDs = try tokens.map { String(decoding: try JSONEncoder().encode(devices[$0]!.collapseIDs), as: UTF8.self) }
+            let transports = tokens.map { devices[$0]!.transport }
+            let reason = "recorded after its retraction"
+            try await connection.query(
+                """
+                WITH made AS (
+                    INSERT INTO retractions (id, app_id, refs, requested_by, reason, state, total, retrying, mode, badge)
+                    VALUES (\(id), \(mode.appID), \(references), \(Self.lateDeliveryActor), \(reason), 'queued', \(tokens.count),
+                            \(tokens.count), \(mode.mode), \(mode.badge))
+                    RETURNING id
+                ),
+                queued AS (
+                    INSERT INTO work_items (retraction_id, kind, token, refs, transport, collapse_ids)
+                    SELECT (SELECT id FROM made), 'push', t, ARRAY(SELECT jsonb_array_elements_text(f::jsonb)), x::push_transport,
+                           ARRAY(SELECT jsonb_array_elements_text(c::jsonb))
+                    FROM unnest(\(tokens)::bytea[], \(deviceRefs)::text[], \(transports)::text[], \(collapseIDs)::text[]) AS u (t, f, x, c)
+                )
+                INSERT INTO audit_log (actor, action, app_id, subject, details)
+                SELECT \(Self.lateDeliveryActor), 'retraction.created', \(mode.appID), \(id.uuidString.lowercased()),
+                       jsonb_build_object('references', \(references.joined(separator: ","))::text, 'devices', \(String(tokens.count))::text,
+                                          'dryRun', 'false', 'reason', \(reason)::text, 'mode', \(mode.mode)::text)
+                FROM made
+                """,
+                logger: logger)
+            made.append(id)
+        }
+        return made
+    }
+
+    /// How many retractions (dry runs aside) the app has made of `reference`.
+    package func retractionCount(appID: Int64, reference: ReferenceID) async throws(StoreError) -> Int {
+        try await perform("counting retractions of \(reference)", idempotent: true) { [self] in
+            try await client.query(
+                """
+                SELECT count(*) FROM retractions
+                WHERE app_id = \(appID) AND NOT dry_run AND refs @> ARRAY[\(reference.rawValue)]::text[]
+                """,
+                logger: logger
+            ).values(of: Int.self).first ?? 0
+        }
+    }
+
+    private struct Key: Hashable {
+        var appID: Int64
+        var reference: String
+    }
+
+    private struct Mode: Hashable {
+        var appID: Int64
+        var mode: String
+        var badge: Int?
+    }
+
+    /// One device of a late retraction.
+    private struct LateDevice {
+        var transport: String
+        var references: [String] = []
+        var collapseIDs: [String] = []
+
+        mutating func add(_ reference: String, collapseID: String) {
+            guard !references.contains(reference) else { return }
+            references.append(reference)
+            collapseIDs.append(collapseID)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import APNsSimulator
+import Foundation
+import RetractKit
+import RetractTestSupport
+import Testing
+
+/// Delivery modes over the API: an app's default mode and text, the collapse
+/// ids deliveries carry, a retraction's mode and badge, and what phones show.
+@Suite("API delivery modes")
+struct DeliveryModeEndpointTests {
+    @Test func aModeratorReplacesAMessageOnPhonesThatRunNoRetractKit() async throws {
+        try await APIStage.with { stage in
+            let admin = try await stage.key([.admin], apps: [], name: "ops")
+            let app = try await stage.call(
+                "POST", "/v1/apps", key: admin,
+                body: #"""
+                    {"name":"news","topic":"com.example.news","environment":"sandbox","endpoint":"\#(stage.apns.endpoint)",
+                     "keyID":"\#(SimulatedAPNs.keyID)","teamID":"\#(SimulatedAPNs.teamID)","keyPath":"\#(stage.apns.keyPath)",
+                     "retractionMode":"replace","retractionText":"Removed by the editors"}
+                    """#)
+            #expect(app.status == 201, "\(app)")
+            #expect(app.json?["retractionMode"] as? String == "replace")
+            #expect(app.json?["retractionText"] as? String == "Removed by the editors")
+            let news = try #require(try await stage.store.app(named: "news"))
+            let key = try await stage.key([.record, .send, .retract, .read], apps: [news], name: "newsroom")
+
+            let devices = TestTokens.tokens(0..<3)
+            let sent = try await stage.call(
+                "POST", "/v1/notifications", key: key,
+                body:
+                    #"{"app":"news","reference":"story-1","tokens":\#(APIStage.hex(devices)),"payload":{"aps":{"alert":{"body":"Breaking"}}}}"#
+            )
+            #expect(sent.status == 200, "\(sent)")
+            let recorded = try await stage.call(
+                "POST", "/v1/deliveries", key: key,
+                body: #"{"app":"news","reference":"story-2","tokens":\#(APIStage.hex(devices)),"collapseId":"slot-2"}"#)
+            #expect(recorded.status == 201, "\(recorded)")
+
+            let made = try await stage.call(
+                "POST", "/v1/retractions", key: key, body: #"{"app":"news","references":["story-1","story-2"],"badge":0}"#)
+            #expect(made.status == 202, "\(made)")
+            #expect(made.json?["mode"] as? String == "replace")
+            let id = try #require(made.json?["id"] as? String)
+            let status = try await stage.waitUntilDone(id, key: key)
+            #expect(status["mode"] as? String == "replace")
+            #expect(status["badge"] as? Int == 0)
+            #expect(status["sent"] as? Int == 3)
+
+            for device in devices {
+                let inbox = stage.apns.inbox(device)
+                // The original `send` sent, then one replacement per collapse id.
+                try #require(inbox.count == 3)
+                #expect(inbox.dropFirst().map(\.collapseID).sorted { ($0 ?? "") < ($1 ?? "") } == ["slot-2", "story-1"])
+                // The original of story-2 as the phone got it from the caller's own server.
+                let story2 = APNsReceivedPush(
+                    apnsID: UUID(), headers: ["apns-push-type": "alert", "apns-collapse-id": "slot-2"],
+                    body: Data(#"{"aps":{"alert":{"body":"Rumour"}}}"#.utf8), receivedAt: Date())
+                let screen = await APNsSimulatedDevice.replay(
+                    [inbox[0], story2] + inbox.dropFirst(), on: .init(appState: .forceQuit))
+                #expect(screen.texts == ["story-1": "Removed by the editors", "slot-2": "Removed by the editors"])
+            }
+
+            // A device the caller's fan-out reaches after the retraction: recorded, and retracted at once by the workers.
+            let late = TestTokens.token(9)
+            let lateRecord = try await stage.call(
+                "POST", "/v1/deliveries", key: key,
+                body: #"{"app":"news","reference":"story-2","tokens":["\#(late.hex)"],"collapseId":"slot-2"}"#)
+            #expect(lateRecord.status == 201, "\(lateRecord)")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while stage.apns.inbox(late).isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            let inbox = stage.apns.inbox(late)
+            try #require(inbox.count == 1)
+            #expect(inbox[0].collapseID == "slot-2")
+            #expect(inbox[0].pushType == "alert")
+        }
+    }
+}
