@@ -16,9 +16,9 @@ import SimulatorSupport
 ///   then it goes to ``RetractionHandler``.
 public enum APNsSimulatedDevice {
     /// A phone, as far as it decides what a push does.
-    public struct Phone: Sendable, Hashable {
+    public struct Phone: Sendable, Hashable, Codable {
         /// The state of the app that receives the pushes.
-        public enum AppState: String, Sendable, Hashable, CaseIterable {
+        public enum AppState: String, Sendable, Hashable, Codable, CaseIterable {
             /// In the foreground or suspended in the background: background pushes reach it.
             case background
             /// Swiped away in the app switcher: background pushes are dropped until the user opens it again.
@@ -28,7 +28,7 @@ public enum APNsSimulatedDevice {
         }
 
         /// The app's Notification Service Extension.
-        public enum ServiceExtension: String, Sendable, Hashable, CaseIterable {
+        public enum ServiceExtension: String, Sendable, Hashable, Codable, CaseIterable {
             /// None: a `mutable-content` alert is shown as sent.
             case none
             /// One without the filtering entitlement: it can change what an alert shows, not hide it.
@@ -39,8 +39,9 @@ public enum APNsSimulatedDevice {
 
         public var appState: AppState
         public var serviceExtension: ServiceExtension
-        /// How many background pushes iOS hands the app over the replay (it
-        /// budgets them: a few an hour); nil for no limit.
+        /// How many background pushes iOS hands the app in any hour (it
+        /// budgets them: a few an hour), by the time each push was received;
+        /// 0 for an app that spent its budget; nil for no limit.
         public var backgroundBudget: Int?
 
         public init(appState: AppState = .background, serviceExtension: ServiceExtension = .none, backgroundBudget: Int? = nil) {
@@ -72,16 +73,17 @@ public enum APNsSimulatedDevice {
         let serviceExtension = RetractionServiceExtension(
             center: center, tombstones: tombstones, hasFilteringEntitlement: phone.serviceExtension == .filtering)
         var screen = Screen(showing: [], texts: [:], outcomes: [], dropped: 0)
-        var handed = 0
+        var handed: [Date] = []
         for push in pushes {
             let userInfo = push.userInfo
             if push.pushType == "background" {
-                let overBudget = phone.backgroundBudget.map { handed >= $0 } ?? false
+                let lastHour = handed.filter { push.receivedAt.timeIntervalSince($0) < 3600 }.count
+                let overBudget = phone.backgroundBudget.map { lastHour >= $0 } ?? false
                 guard phone.appState == .background, !overBudget else {
                     screen.dropped += 1
                     continue
                 }
-                handed += 1
+                handed.append(push.receivedAt)
                 screen.outcomes.append(await handler.handle(userInfo: userInfo))
                 continue
             }
@@ -110,5 +112,46 @@ public enum APNsSimulatedDevice {
     private static func alertBody(of userInfo: [AnyHashable: Any]) -> String {
         let alert = (userInfo["aps"] as? [String: Any])?["alert"]
         return alert as? String ?? (alert as? [String: Any])?["body"] as? String ?? ""
+    }
+}
+
+/// The phones a simulator's devices are: a mix of kinds by share, each token
+/// given one by its hash, so a token is always the same phone.
+public struct APNsPhoneMix: Sendable, Hashable {
+    /// One kind of phone and its share of the devices.
+    public struct Share: Sendable, Hashable {
+        public var phone: APNsSimulatedDevice.Phone
+        public var weight: Int
+
+        public init(_ phone: APNsSimulatedDevice.Phone, weight: Int) {
+            self.phone = phone
+            self.weight = weight
+        }
+    }
+
+    public var shares: [Share]
+
+    /// Every device the same `phone`.
+    public init(_ phone: APNsSimulatedDevice.Phone = APNsSimulatedDevice.Phone()) {
+        shares = [Share(phone, weight: 1)]
+    }
+
+    public init(shares: [Share]) {
+        self.shares = shares.filter { $0.weight > 0 }
+    }
+
+    /// The phone `token` is.
+    public func phone(for token: String) -> APNsSimulatedDevice.Phone {
+        let total = shares.reduce(0) { $0 + $1.weight }
+        guard total > 0 else { return APNsSimulatedDevice.Phone() }
+        // FNV-1a: stable across runs and processes, unlike Hasher.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in token.lowercased().utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        var slot = Int(hash % UInt64(total))
+        for share in shares {
+            if slot < share.weight { return share.phone }
+            slot -= share.weight
+        }
+        return shares[shares.count - 1].phone
     }
 }

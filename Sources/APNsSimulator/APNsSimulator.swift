@@ -40,6 +40,7 @@ public final class APNsSimulator: Sendable {
     private let stopped: EventLoopPromise<Void>
     private let inboxServer: (any Channel)?
     private let inbox: SimulatorInbox
+    private let phones: APNsPhoneMix
     private let unregistered: UnregisteredTokens
 
     private init(
@@ -48,6 +49,7 @@ public final class APNsSimulator: Sendable {
         connections: OpenConnections,
         inboxServer: (any Channel)?,
         inbox: SimulatorInbox,
+        phones: APNsPhoneMix,
         unregistered: UnregisteredTokens,
         certificateAuthorityPEM: String?
     ) {
@@ -57,6 +59,7 @@ public final class APNsSimulator: Sendable {
         stopped = server.eventLoop.makePromise()
         self.inboxServer = inboxServer
         self.inbox = inbox
+        self.phones = phones
         self.unregistered = unregistered
         self.certificateAuthorityPEM = certificateAuthorityPEM
         port = server.localAddress?.port ?? 0
@@ -107,7 +110,7 @@ public final class APNsSimulator: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                        try channel.pipeline.syncOperations.addHandler(InboxHTTPHandler(inbox: inbox))
+                        try channel.pipeline.syncOperations.addHandler(InboxHTTPHandler(inbox: inbox, phones: configuration.phones))
                     }
                 }
                 .bind(host: configuration.host, port: inboxPort)
@@ -118,13 +121,20 @@ public final class APNsSimulator: Sendable {
             try Data(authorityPEM.utf8).write(to: folder.appendingPathComponent("simulator-ca.pem"), options: .atomic)
         }
         return APNsSimulator(
-            server: server, listen: listen, connections: connections, inboxServer: inboxServer, inbox: inbox, unregistered: unregistered,
+            server: server, listen: listen, connections: connections, inboxServer: inboxServer, inbox: inbox,
+            phones: configuration.phones, unregistered: unregistered,
             certificateAuthorityPEM: authorityPEM)
     }
 
     /// The pushes `deviceToken` (hex, either case) was sent and the simulator accepted, oldest first.
     public func inbox(for deviceToken: String) -> [APNsReceivedPush] {
         inbox.pushes(for: deviceToken)
+    }
+
+    /// What `deviceToken`'s phone (its kind from the configuration's
+    /// ``APNsSimulatorConfiguration/phones``) displays after the pushes it was sent.
+    public func screen(of deviceToken: String) async -> APNsSimulatedDevice.Screen {
+        await APNsSimulatedDevice.replay(inbox.pushes(for: deviceToken), on: phones.phone(for: deviceToken))
     }
 
     /// Every device's accepted pushes, by lowercase hex token.

@@ -8,7 +8,8 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var host: String
     public var port: Int
     /// The plain-HTTP inbox endpoint for other processes (`GET /inbox/<token>`,
-    /// `GET /stats`, `DELETE /inbox`); nil for none, 0 for a free port.
+    /// `GET /screen/<token>`, `GET /stats`, `DELETE /inbox`); nil for none, 0
+    /// for a free port.
     public var inboxPort: Int?
     public var tls: APNsSimulatorTLS
     /// Keys whose provider tokens are accepted.
@@ -20,6 +21,8 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var faults: APNsSimulatorFaults
     /// Whether accepted pushes are kept per device; off for benchmarks.
     public var recordsInbox: Bool
+    /// What phone each device is, for what it displays (`GET /screen/<token>`).
+    public var phones: APNsPhoneMix
     /// The simulator's clock, for token ages.
     public var now: @Sendable () -> Date
 
@@ -33,6 +36,7 @@ public struct APNsSimulatorConfiguration: Sendable {
         topics: Set<String>? = nil,
         faults: APNsSimulatorFaults = APNsSimulatorFaults(),
         recordsInbox: Bool = true,
+        phones: APNsPhoneMix = APNsPhoneMix(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.host = host
@@ -44,6 +48,7 @@ public struct APNsSimulatorConfiguration: Sendable {
         self.topics = topics
         self.faults = faults
         self.recordsInbox = recordsInbox
+        self.phones = phones
         self.now = now
     }
 }

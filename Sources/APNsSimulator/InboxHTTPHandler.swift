@@ -4,17 +4,19 @@ import NIOFoundationCompat
 import NIOHTTP1
 
 /// The simulator's plain-HTTP window for other processes:
-/// `GET /inbox/<token>` (the pushes a device got, JSON), `GET /stats`,
-/// `DELETE /inbox` (forget all pushes).
+/// `GET /inbox/<token>` (the pushes a device got, JSON), `GET /screen/<token>`
+/// (what its phone displays), `GET /stats`, `DELETE /inbox` (forget all pushes).
 final class InboxHTTPHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let inbox: SimulatorInbox
+    private let phones: APNsPhoneMix
     private var head: HTTPRequestHead?
 
-    init(inbox: SimulatorInbox) {
+    init(inbox: SimulatorInbox, phones: APNsPhoneMix) {
         self.inbox = inbox
+        self.phones = phones
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -26,16 +28,34 @@ final class InboxHTTPHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
-            let (status, body) = respond(to: head)
-            var headers = HTTPHeaders([("content-type", "application/json"), ("content-length", String(body.readableBytes))])
-            if !head.isKeepAlive { headers.add(name: "connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-            let keepAlive = head.isKeepAlive
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                if !keepAlive { channel.close(promise: nil) }
+            let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+            guard head.method == .GET, path.hasPrefix("/screen/") else {
+                let (status, body) = respond(to: head)
+                write(status, body, for: head, context: context)
+                return
             }
+            // Working out a screen runs RetractKit's code, which is async.
+            let token = String(path.dropFirst("/screen/".count))
+            let (pushes, phone) = (inbox.pushes(for: token), phones.phone(for: token))
+            let answer = context.eventLoop.makePromise(of: ByteBuffer.self)
+            answer.completeWithTask { ScreenView(token: token, phone: phone, await APNsSimulatedDevice.replay(pushes, on: phone)).json }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            answer.futureResult.whenSuccess { body in
+                let (handler, context) = bound.value
+                handler.write(.ok, body, for: head, context: context)
+            }
+        }
+    }
+
+    private func write(_ status: HTTPResponseStatus, _ body: ByteBuffer, for head: HTTPRequestHead, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders([("content-type", "application/json"), ("content-length", String(body.readableBytes))])
+        if !head.isKeepAlive { headers.add(name: "connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let keepAlive = head.isKeepAlive
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if !keepAlive { channel.close(promise: nil) }
         }
     }
 
@@ -55,10 +75,45 @@ final class InboxHTTPHandler: ChannelInboundHandler {
                 let token = String(path.dropFirst("/inbox/".count))
                 return (.ok, ByteBuffer(data: try encoder.encode(inbox.pushes(for: token))))
             default:
-                return (.notFound, ByteBuffer(string: #"{"error":"not found: GET /inbox/<token>, GET /stats, DELETE /inbox"}"#))
+                return (
+                    .notFound,
+                    ByteBuffer(string: #"{"error":"not found: GET /inbox/<token>, GET /screen/<token>, GET /stats, DELETE /inbox"}"#)
+                )
             }
         } catch {
             return (.internalServerError, ByteBuffer(string: #"{"error":"cannot encode the answer"}"#))
         }
+    }
+}
+
+/// What `GET /screen/<token>` answers: the phone, what it shows, and the
+/// background pushes iOS did not hand its app.
+struct ScreenView: Encodable {
+    struct Shown: Encodable {
+        var identifier: String
+        var text: String
+        var references: [String]
+    }
+
+    var token: String
+    var phone: APNsSimulatedDevice.Phone
+    var showing: [Shown]
+    var dropped: Int
+
+    init(token: String, phone: APNsSimulatedDevice.Phone, _ screen: APNsSimulatedDevice.Screen) {
+        self.token = token.lowercased()
+        self.phone = phone
+        showing = screen.showing.map { notification in
+            Shown(
+                identifier: notification.identifier, text: screen.texts[notification.identifier] ?? "",
+                references: ([notification.referenceID].compactMap { $0 } + notification.referenceIDs).map(\.rawValue))
+        }
+        dropped = screen.dropped
+    }
+
+    var json: ByteBuffer {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return ByteBuffer(data: (try? encoder.encode(self)) ?? Data("{}".utf8))
     }
 }

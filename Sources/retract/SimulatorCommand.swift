@@ -13,7 +13,10 @@ struct SimulatorCommand: AsyncParsableCommand {
         discussion: """
             It answers like APNs: it checks provider tokens against the keys given with --key, \
             validates paths, headers and bodies, and keeps what each device was sent, readable \
-            over plain HTTP on --inbox-port (GET /inbox/<token>, GET /stats, DELETE /inbox).
+            over plain HTTP on --inbox-port (GET /inbox/<token>, GET /screen/<token>, GET /stats, \
+            DELETE /inbox). GET /screen/<token> answers what the device's phone displays, with \
+            iOS's rules for its kind (--phones, --service-extension, --background-budget) and the \
+            same RetractKit code an app runs.
 
             The server certificate is made at start; its authority is written to \
             <cert-dir>/simulator-ca.pem for clients to trust.
@@ -73,12 +76,26 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Flag(help: "Keep no inbox (for benchmarks).")
     var noInbox = false
 
+    @Option(
+        help: ArgumentHelp(
+            "The phones the devices are, by share, each token given one by its hash: background, force-quit, low-power, over-budget (GET /screen/<token> shows what each displays).",
+            valueName: "KIND=PERCENT,..."))
+    var phones = "background=100"
+
+    @Option(help: ArgumentHelp("The apps' Notification Service Extension: none, unfiltered or filtering.", valueName: "KIND"))
+    var serviceExtension: APNsSimulatedDevice.Phone.ServiceExtension = .none
+
+    @Option(help: ArgumentHelp("Background pushes iOS hands an app in any hour.", valueName: "N"))
+    var backgroundBudget = 3
+
     func run() async throws {
         // Scripts read the port from the first line, often through a file.
         lineBufferStandardOutput()
         var tokenKeys: [APNsSimulatorTokenKey] = []
         var unregisteredTokens: [String: Date] = [:]
+        let phoneMix: APNsPhoneMix
         do {
+            phoneMix = try Self.phoneMix(phones, serviceExtension: serviceExtension, budget: backgroundBudget)
             for key in keys {
                 let parts = key.split(separator: ":", maxSplits: 2).map(String.init)
                 guard parts.count == 3 else { throw RetractError(.invalidInput, "--key \(key): expected KEYID:TEAMID:PEM-FILE") }
@@ -124,7 +141,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                     tokenKeys: tokenKeys,
                     topics: topics.isEmpty ? nil : Set(topics),
                     faults: faults,
-                    recordsInbox: !noInbox
+                    recordsInbox: !noInbox,
+                    phones: phoneMix
                 )
             )
         } catch {
@@ -136,7 +154,36 @@ struct SimulatorCommand: AsyncParsableCommand {
         if let inboxPort = simulator.inboxPort { print("inbox on http://\(host):\(inboxPort)") }
         try await simulator.waitUntilStopped()
     }
+
+    /// `background=80,force-quit=15,over-budget=5` as a mix of phones.
+    static func phoneMix(
+        _ text: String, serviceExtension: APNsSimulatedDevice.Phone.ServiceExtension, budget: Int
+    ) throws(RetractError) -> APNsPhoneMix {
+        guard budget >= 0 else { throw RetractError(.invalidInput, "--background-budget \(budget): 0 or more") }
+        var shares: [APNsPhoneMix.Share] = []
+        for part in text.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, let weight = Int(pair[1]), weight >= 0 else {
+                throw RetractError(.invalidInput, "--phones \(part): expected KIND=PERCENT, such as force-quit=15")
+            }
+            var phone = APNsSimulatedDevice.Phone(serviceExtension: serviceExtension, backgroundBudget: budget)
+            switch pair[0] {
+            case "over-budget": phone.backgroundBudget = 0
+            case let kind:
+                guard let state = APNsSimulatedDevice.Phone.AppState(rawValue: kind) else {
+                    throw RetractError(
+                        .invalidInput, "--phones \(part): \"\(kind)\" is not background, force-quit, low-power or over-budget")
+                }
+                phone.appState = state
+            }
+            shares.append(APNsPhoneMix.Share(phone, weight: weight))
+        }
+        guard shares.contains(where: { $0.weight > 0 }) else { throw RetractError(.invalidInput, "--phones \(text): no share above 0") }
+        return APNsPhoneMix(shares: shares)
+    }
 }
+
+extension APNsSimulatedDevice.Phone.ServiceExtension: ExpressibleByArgument {}
 
 enum DeviceTokenText {
     static func isHex(_ text: some StringProtocol) -> Bool {

@@ -35,7 +35,8 @@ struct SimulatorCommandTests {
                 additionalTrustRootsPEM: [try String(contentsOf: caFile, encoding: .utf8)]
             )
         )
-        let body = #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"m1","isReferredNotificationMustRemoved":true}}"#
+        let body =
+            #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"m1","isReferredNotificationMustRemoved":true}}"#
         let live = String(repeating: "0b", count: 32)
         _ = try await client.send(APNsRequest(deviceToken: live, topic: "com.example.chat", pushType: .background, body: Array(body.utf8)))
         await #expect(throws: APNsError.self) {
@@ -52,7 +53,69 @@ struct SimulatorCommandTests {
         #expect((statistics["rejectedByReason"] as? [String: Int]) == ["Unregistered": 1])
     }
 
+    /// Phones as the simulator models them: force-quit phones whose extension
+    /// may hide notifications, over their background budget, as a separate
+    /// process reports them on GET /screen/<token>.
+    @Test func reportsWhatEachPhoneDisplays() async throws {
+        let scratch = try ScratchFolder()
+        let key = P256.Signing.PrivateKey()
+        let keyPath = try scratch.file("AuthKey.p8", key.pemRepresentation)
+        let (port, inboxPort) = (try freePort(), try freePort())
+        let process = try RetractCLI.start([
+            "simulator", "--port", "\(port)", "--inbox-port", "\(inboxPort)", "--cert-dir", scratch.url.path,
+            "--key", "KEY1234567:TEAM123456:\(keyPath)", "--phones", "force-quit=50,over-budget=50", "--service-extension", "filtering",
+        ])
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let caFile = scratch.url.appendingPathComponent("simulator-ca.pem")
+        #expect(await eventually { FileManager.default.fileExists(atPath: caFile.path) && canConnect(to: inboxPort) })
+        let client = try APNsClient(
+            configuration: APNsClientConfiguration(
+                environment: .custom(host: "127.0.0.1", port: port),
+                authentication: .token(key: APNsSigningKey(contentsOfFile: keyPath), keyID: "KEY1234567", teamID: "TEAM123456"),
+                additionalTrustRootsPEM: [try String(contentsOf: caFile, encoding: .utf8)]))
+        let original = #"{"aps":{"alert":{"body":"secret"}},"notificationCustomData":{"pushNotificationReferenceId":"m1"}}"#
+        let silent =
+            #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"m1","isReferredNotificationMustRemoved":true}}"#
+        let carrier =
+            #"{"aps":{"alert":{"body":"Deleted"},"mutable-content":1},"notificationCustomData":{"pushNotificationReferenceId":"m1","isReferredNotificationMustRemoved":true}}"#
+        let tokens = (1...8).map { String(repeating: String(format: "%02x", $0), count: 32) }
+        func screen(_ token: String) async throws -> [String: Any] {
+            let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(inboxPort)/screen/\(token)")!)
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+        for token in tokens {
+            _ = try await client.send(
+                APNsRequest(deviceToken: token, topic: "com.example.chat", pushType: .alert, collapseID: "m1", body: Array(original.utf8)))
+            _ = try await client.send(
+                APNsRequest(deviceToken: token, topic: "com.example.chat", pushType: .background, body: Array(silent.utf8)))
+            // No phone here gets the silent push: the original stays.
+            let afterSilent = try await screen(token)
+            #expect((afterSilent["showing"] as? [[String: Any]])?.map { $0["text"] as? String } == ["secret"])
+            #expect(afterSilent["dropped"] as? Int == 1)
+        }
+        let kinds = try await Set(
+            tokens.asyncMap { try await screen($0)["phone"] as? [String: Any] }.map {
+                "\($0?["appState"] ?? "")/\($0?["backgroundBudget"] ?? "")"
+            })
+        #expect(kinds == ["force-quit/3", "background/0"])
+        for token in tokens {
+            _ = try await client.send(
+                APNsRequest(deviceToken: token, topic: "com.example.chat", pushType: .alert, collapseID: "m1", body: Array(carrier.utf8)))
+            // The extension removes the original and hides the carrier.
+            #expect((try await screen(token)["showing"] as? [Any])?.isEmpty == true)
+        }
+        await client.shutdown()
+    }
+
     @Test(arguments: [
+        (
+            ["--phones", "asleep=100"],
+            #"retract simulator: --phones asleep=100: "asleep" is not background, force-quit, low-power or over-budget"#
+        ),
+        (["--phones", "force-quit"], "retract simulator: --phones force-quit: expected KIND=PERCENT, such as force-quit=15"),
         (["--key", "no-colons"], "retract simulator: --key no-colons: expected KEYID:TEAMID:PEM-FILE"),
         (["--key", "K:T:/nonexistent/AuthKey.p8"], "retract simulator: /nonexistent/AuthKey.p8: no such file"),
         (["--unregistered", "xyz"], "retract simulator: --unregistered xyz: expected HEX[@UNIX-SECONDS]"),
@@ -109,4 +172,13 @@ func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool
         try? await Task.sleep(for: .milliseconds(20))
     }
     return true
+}
+
+extension Sequence {
+    /// `transform` applied to each element in turn.
+    func asyncMap<Value>(_ transform: (Element) async throws -> Value) async rethrows -> [Value] {
+        var values: [Value] = []
+        for element in self { values.append(try await transform(element)) }
+        return values
+    }
 }
