@@ -25,6 +25,11 @@ package struct BodyCache {
         return made
     }
 
+    /// The references each of ``bodies(for:limit:)``'s bodies carries.
+    package func references(for references: [ReferenceID], limit: Int) throws -> [[ReferenceID]] {
+        try builder.retractionReferenceGroups(for: references, limit: limit, aps: aps)
+    }
+
     /// How many reference lists it keeps.
     package var count: Int { cache.count }
 

@@ -143,29 +143,35 @@ extension RetractEngine {
         // Tokens found dead by the call that stopped may not have been marked yet.
         try await marking(progress.report.dead, app: app, progress: progress)
         let unique = Array(Set(tokens).subtracting(progress.handled)).sorted()
-        // A retraction of the reference made while this runs stops it: the rest are spared the original.
-        let retractionsBefore = try await retractionCount(app: app, reference: reference, progress: progress)
         for start in stride(from: 0, to: unique.count, by: settings.recordBatch) {
             let batch = Array(unique[start..<min(start + settings.recordBatch, unique.count)])
-            if start > 0, try await retractionCount(app: app, reference: reference, progress: progress) > retractionsBefore {
-                progress.report.spared = unique.count - start
-                logger.info(
-                    "original retracted while it was being sent; the rest are spared it",
-                    metadata: ["app": "\(app.name)", "reference": "\(reference)", "spared": "\(progress.report.spared)"])
-                break
-            }
             if let stopped = progress.report.stoppedBecause {
                 progress.report.failures[stopped, default: 0] += batch.count
                 progress.handled.formUnion(batch)
                 continue
             }
-            let recorded: Int
+            let recorded: RetractStore.Recorded
             do {
-                recorded = try await record(app: app, reference: reference, tokens: batch, via: service, collapseID: collapse)
+                // A silent original shows nothing for a retraction to take the place of.
+                recorded = try await recordReporting(
+                    [
+                        recording(
+                            app: app, reference: reference, tokens: batch, sentAt: Date(), via: service,
+                            collapseID: visible ? collapse : nil)
+                    ],
+                    ifRetracted: .refuse)
             } catch {
                 throw error.stoppingSend(progress)
             }
-            progress.report.recorded += recorded
+            // Retracted before or while it was being sent: the rest are spared it, and nothing of them is recorded.
+            if recorded.refusedAsRetracted {
+                progress.report.spared = unique.count - start
+                logger.info(
+                    "original retracted before it was sent to every device; the rest are spared it",
+                    metadata: ["app": "\(app.name)", "reference": "\(reference)", "spared": "\(progress.report.spared)"])
+                break
+            }
+            progress.report.recorded += recorded.new
             let outcomes = await sendWithRetries(batch.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
             var dead: [DeadToken] = []
             for (token, outcome) in zip(batch, outcomes) {
@@ -192,15 +198,6 @@ extension RetractEngine {
                 "failed": "\(report.failed)",
             ])
         return report
-    }
-
-    /// How many retractions of `reference` the app has; a failure carries `progress`.
-    private func retractionCount(app: App, reference: ReferenceID, progress: SendProgress) async throws(RetractError) -> Int {
-        do {
-            return try await store.retractionCount(appID: app.id, reference: reference)
-        } catch {
-            throw RetractError(error).stoppingSend(progress)
-        }
     }
 
     /// Marks `dead` in the ledger; a failure carries `progress`.

@@ -125,9 +125,11 @@ package final class RetractEngine: Sendable {
 
     /// ``record(_:now:)``, saying which retractions it made of deliveries
     /// whose reference was retracted already (queued for workers).
-    package func recordReporting(_ recordings: [Recording], now: Date = Date()) async throws(RetractError) -> RetractStore.Recorded {
+    package func recordReporting(
+        _ recordings: [Recording], now: Date = Date(), ifRetracted rule: RetractStore.RetractedReference = .retract
+    ) async throws(RetractError) -> RetractStore.Recorded {
         try await RetractError.store { () async throws(StoreError) in
-            try await store.recordReporting(recordings.flatMap(\.deliveries), now: now)
+            try await store.recordReporting(recordings.flatMap(\.deliveries), now: now, ifRetracted: rule)
         }
     }
 
@@ -212,7 +214,9 @@ package final class RetractEngine: Sendable {
     /// a background push (APNs refuses `aps.badge` there), and `replace`
     /// when no delivery of the references has a collapse id to replace.
     private func check(mode: RetractionMode, badge: Int?, app: App, references: [ReferenceID]) async throws(RetractError) {
-        if let badge, badge < 0 { throw RetractError(.invalidInput, "badge: \(badge); a badge is 0 or more", field: "badge") }
+        if let badge, badge < 0 || badge > RetractionMode.maximumBadge {
+            throw RetractError(.invalidInput, "badge: \(badge); a badge is 0 to \(RetractionMode.maximumBadge)", field: "badge")
+        }
         if badge != nil, mode == .background {
             throw RetractError(
                 .invalidInput,
@@ -224,9 +228,10 @@ package final class RetractEngine: Sendable {
             try await store.collapsedReferences(appID: app.id, among: references)
         }
         guard replaceable.isEmpty else { return }
+        let whose = app.retractionMode == .replace ? "app \(app.name)'s default mode, replace," : "replace"
         throw RetractError(
             .invalidInput,
-            "mode: replace needs the collapse id each original was sent with, and no delivery of these references has one "
+            "mode: \(whose) needs the collapse id each original was sent with, and no delivery of these references has one "
                 + "(record them with their collapse id, or send them through Retract); use service-extension or background",
             field: "mode")
     }

@@ -39,11 +39,14 @@ package struct RetractionPushes {
             return (try bodies.bodies(for: device.references, limit: limit).map { push($0, collapseID: nil) }, [])
         case .serviceExtension:
             // Should the extension not run, iOS shows the carrier as sent: with
-            // the collapse id of one of the originals, in that one's place
-            // rather than beside it.
-            let collapseID = device.references.lazy.compactMap { device.collapseIDs[$0] }.first
-            let made = try bodies.bodies(for: device.references, limit: limit)
-            return (made.enumerated().map { push($1, collapseID: $0 == 0 ? collapseID : nil) }, [])
+            // the collapse id of one of the originals it carries, in that one's
+            // place rather than beside it. Each body carries its own references.
+            var pushes: [OutgoingPush] = []
+            for references in try bodies.references(for: device.references, limit: limit) {
+                let collapseID = references.lazy.compactMap { device.collapseIDs[$0] }.first
+                pushes += try bodies.bodies(for: references, limit: limit).map { push($0, collapseID: collapseID) }
+            }
+            return (pushes, [])
         case .replace:
             // One alert per collapse id: each takes the place of its original.
             var byCollapseID: [String: [ReferenceID]] = [:]

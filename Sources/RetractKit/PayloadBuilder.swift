@@ -89,25 +89,34 @@ public struct PayloadBuilder: Hashable, Sendable {
     public func retractionBodies(
         for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize, aps: RetractionAPS = .background
     ) throws -> [Data] {
+        let packed = try packing(references, limit: limit, aps: aps)
+        return packed.groups.map { indices in packed.template.body(indices.map { packed.encoded[$0] }) }
+    }
+
+    /// The references each of ``retractionBodies(for:limit:aps:)``'s bodies
+    /// carries, in the same order.
+    public func retractionReferenceGroups(
+        for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize, aps: RetractionAPS = .background
+    ) throws -> [[ReferenceID]] {
+        let packed = try packing(references, limit: limit, aps: aps)
+        return packed.groups.map { indices in indices.map { packed.unique[$0] } }
+    }
+
+    /// The references without repeats, each encoded, and which go into each body.
+    private func packing(
+        _ references: some Sequence<ReferenceID>, limit: Int, aps: RetractionAPS
+    ) throws -> (unique: [ReferenceID], encoded: [[UInt8]], groups: [[Int]], template: RetractionTemplate) {
         var seen = Set<ReferenceID>()
-        let encoded = try references.filter { seen.insert($0).inserted }.map(encodedReference)
+        let unique = references.filter { seen.insert($0).inserted }
+        let encoded = try unique.map(encodedReference)
         let template = aps == .background ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, aps: aps)
         switch dialect {
         case .legacy:
-            return try encoded.map { reference in
-                let body = template.body([reference])
-                try Self.checkSize(body, limit: limit)
-                return body
-            }
+            for reference in encoded { try Self.checkSize(template.body([reference]), limit: limit) }
+            return (unique, encoded, encoded.indices.map { [$0] }, template)
         case .canonical:
-            let packing = BodyPacking(
-                singleOverhead: template.singleOverhead,
-                batchOverhead: template.batchOverhead,
-                limit: limit
-            )
-            return try packing.pack(encoded.map(\.count)).map { indices in
-                template.body(indices.map { encoded[$0] })
-            }
+            let packing = BodyPacking(singleOverhead: template.singleOverhead, batchOverhead: template.batchOverhead, limit: limit)
+            return (unique, encoded, try packing.pack(encoded.map(\.count)), template)
         }
     }
 

@@ -170,7 +170,7 @@ enum Validate {
     static func mode(_ text: String?, field: String) throws(APIProblem) -> RetractionMode? {
         guard let text else { return nil }
         guard let mode = RetractionMode(rawValue: text) else {
-            throw APIProblem.invalid(field, "\"\(text.prefix(40))\": \(RetractionMode.names)")
+            throw APIProblem.invalid(field, "\"\(text.prefix(40))\": one of \(RetractionMode.names)")
         }
         return mode
     }

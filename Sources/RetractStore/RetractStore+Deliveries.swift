@@ -23,15 +23,31 @@ extension RetractStore {
         /// Retractions made of the new deliveries whose reference the app had
         /// already retracted (see ``retractLate(_:on:logger:)``); queued for workers.
         package var lateRetractions: [UUID] = []
+        /// Set when the batch was not recorded because one of its references
+        /// is retracted already (``RetractedReference/refuse``).
+        package var refusedAsRetracted = false
 
-        package init(new: Int = 0, lateRetractions: [UUID] = []) {
+        package init(new: Int = 0, lateRetractions: [UUID] = [], refusedAsRetracted: Bool = false) {
             self.new = new
             self.lateRetractions = lateRetractions
+            self.refusedAsRetracted = refusedAsRetracted
         }
     }
 
+    /// What recording does with a delivery whose reference the app has retracted already.
+    package enum RetractedReference: Sendable {
+        /// Record it and retract it at once (``RetractStore/retractLate(_:on:logger:)``): a caller
+        /// recording what it sent.
+        case retract
+        /// Record nothing of the batch: a caller about to send it (`send`),
+        /// which then spares those devices the notification.
+        case refuse
+    }
+
     /// ``record(_:now:)``, saying which retractions it made of late deliveries.
-    package func recordReporting(_ deliveries: [Delivery], now: Date = Date()) async throws(StoreError) -> Recorded {
+    package func recordReporting(
+        _ deliveries: [Delivery], now: Date = Date(), ifRetracted rule: RetractedReference = .retract
+    ) async throws(StoreError) -> Recorded {
         guard !deliveries.isEmpty else { return Recorded() }
         try validate(deliveries, now: now)
         try await checkAppsExist(Set(deliveries.map(\.appID)))
@@ -89,20 +105,29 @@ extension RetractStore {
         // primary key and goes again, keeping only what is new. (A retry after
         // a lost connection lands there too, so the plain insert may be retried.)
         // Deliveries of references already retracted are retracted in the same
-        // transaction: recorded, they are never left unretracted.
+        // transaction: recorded, they are never left unretracted. The
+        // references' locks keep a retraction of them from being made while
+        // the transaction runs (see ``lockReferences(apps:references:exclusive:on:logger:)``).
         let all = NewDeliveries(
             appIDs: appIDs, references: references, tokens: tokens, transports: transports, collapseIDs: collapseIDs)
+        let logger = logger
+        @Sendable func refused(on connection: PostgresConnection) async throws -> Bool {
+            try await Self.lockReferences(apps: all.appIDs, references: all.references, exclusive: false, on: connection, logger: logger)
+            guard case .refuse = rule else { return false }
+            return try await !Self.retractedReferences(apps: all.appIDs, references: all.references, on: connection, logger: logger).isEmpty
+        }
         do {
-            let late = try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
+            return try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
                 try await client.withTransaction(logger: logger) { connection in
+                    if try await refused(on: connection) { return Recorded(refusedAsRetracted: true) }
                     try await connection.query(insert(""), logger: logger)
-                    return try await Self.retractLate(all, on: connection, logger: logger)
+                    return Recorded(new: deliveries.count, lateRetractions: try await Self.retractLate(all, on: connection, logger: logger))
                 }
             }
-            return Recorded(new: deliveries.count, lateRetractions: late)
         } catch let error where error.code == .uniqueViolation {
             return try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
                 try await client.withTransaction(logger: logger) { connection in
+                    if try await refused(on: connection) { return Recorded(refusedAsRetracted: true) }
                     // One row back per new delivery: at most a batch.
                     let rows = try await connection.query(
                         insert("ON CONFLICT DO NOTHING RETURNING app_id, reference, token, transport::text, coalesce(collapse_id, '')"),

@@ -30,31 +30,27 @@ extension RetractStore {
     /// - Returns: the retractions made.
     static func retractLate(_ new: NewDeliveries, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
         guard !new.references.isEmpty else { return [] }
-        let apps = Array(Set(new.appIDs))
-        let refs = Array(Set(new.references))
-        var retracted: [Key: Mode] = [:]
-        let rows = try await connection.query(
-            """
-            SELECT DISTINCT ON (r.app_id, ref) r.app_id, ref, r.mode, r.badge
-            FROM retractions r, unnest(r.refs) AS ref
-            WHERE r.app_id = ANY(\(apps)::bigint[]) AND NOT r.dry_run AND r.refs && \(refs)::text[] AND ref = ANY(\(refs)::text[])
-            ORDER BY r.app_id, ref, r.created_at DESC
-            """,
-            logger: logger)
-        for try await (appID, reference, mode, badge) in rows.decode((Int64, String, String, Int?).self) {
-            retracted[Key(appID: appID, reference: reference)] = Mode(appID: appID, mode: mode, badge: badge)
-        }
+        let retracted = try await retractedReferences(apps: new.appIDs, references: new.references, on: connection, logger: logger)
         guard !retracted.isEmpty else { return [] }
 
+        // A retraction names at most 1000 references: each mode's late references go in chunks of that many.
+        var chunkOf: [Key: Int] = [:]
+        for keys in Dictionary(grouping: retracted.keys, by: { retracted[$0]! }).values {
+            for (position, key) in keys.sorted(by: { $0.reference < $1.reference }).enumerated() {
+                chunkOf[key] = position / RetractionRequest.maximumReferences
+            }
+        }
         // Each group's devices, each with its late references, in the order recorded.
-        var groups: [Mode: [ByteBuffer: LateDevice]] = [:]
+        var groups: [Group: [ByteBuffer: LateDevice]] = [:]
         for index in new.references.indices {
-            guard let mode = retracted[Key(appID: new.appIDs[index], reference: new.references[index])] else { continue }
-            groups[mode, default: [:]][new.tokens[index], default: LateDevice(transport: new.transports[index])]
+            let key = Key(appID: new.appIDs[index], reference: new.references[index])
+            guard let mode = retracted[key], let chunk = chunkOf[key] else { continue }
+            groups[Group(mode: mode, chunk: chunk), default: [:]][new.tokens[index], default: LateDevice(transport: new.transports[index])]
                 .add(new.references[index], collapseID: new.collapseIDs[index])
         }
         var made: [UUID] = []
-        for (mode, devices) in groups {
+        for (group, devices) in groups {
+            let mode = group.mode
             let id = UUID()
             let references = Array(Set(devices.values.flatMap(\.references))).sorted()
             let tokens = Array(devices.keys)
@@ -78,8 +74,9 @@ extension RetractStore {
                 )
                 INSERT INTO audit_log (actor, action, app_id, subject, details)
                 SELECT \(Self.lateDeliveryActor), 'retraction.created', \(mode.appID), \(id.uuidString.lowercased()),
-                       jsonb_build_object('references', \(references.joined(separator: ","))::text, 'devices', \(String(tokens.count))::text,
-                                          'dryRun', 'false', 'reason', \(reason)::text, 'mode', \(mode.mode)::text)
+                       jsonb_strip_nulls(jsonb_build_object('references', \(references.joined(separator: ","))::text, 'devices', \(String(tokens.count))::text,
+                                          'dryRun', 'false', 'reason', \(reason)::text, 'mode', \(mode.mode)::text,
+                                          'badge', \(mode.badge.map(String.init))::text))
                 FROM made
                 """,
                 logger: logger)
@@ -88,25 +85,63 @@ extension RetractStore {
         return made
     }
 
-    /// How many retractions (dry runs aside) the app has made of `reference`.
-    package func retractionCount(appID: Int64, reference: ReferenceID) async throws(StoreError) -> Int {
-        try await perform("counting retractions of \(reference)", idempotent: true) { [self] in
-            try await client.query(
-                """
-                SELECT count(*) FROM retractions
-                WHERE app_id = \(appID) AND NOT dry_run AND refs @> ARRAY[\(reference.rawValue)]::text[]
-                """,
-                logger: logger
-            ).values(of: Int.self).first ?? 0
+    /// The references among `references` each app has retracted (dry runs
+    /// aside), with the mode and badge of the latest retraction of each.
+    static func retractedReferences(
+        apps: [Int64], references: [String], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Key: Mode] {
+        let refs = Array(Set(references))
+        var retracted: [Key: Mode] = [:]
+        let rows = try await connection.query(
+            """
+            SELECT DISTINCT ON (r.app_id, ref) r.app_id, ref, r.mode, r.badge
+            FROM retractions r, unnest(r.refs) AS ref
+            WHERE r.app_id = ANY(\(Array(Set(apps)))::bigint[]) AND NOT r.dry_run AND r.refs && \(refs)::text[]
+              AND ref = ANY(\(refs)::text[])
+            ORDER BY r.app_id, ref, r.created_at DESC
+            """,
+            logger: logger)
+        for try await (appID, reference, mode, badge) in rows.decode((Int64, String, String, Int?).self) {
+            retracted[Key(appID: appID, reference: reference)] = Mode(appID: appID, mode: mode, badge: badge)
         }
+        return retracted
     }
 
-    private struct Key: Hashable {
+    /// Takes, until the transaction ends, the locks of the references'
+    /// buckets (64 per app, by a hash of the reference; in one order, so two
+    /// transactions cannot deadlock): shared to record deliveries, exclusive
+    /// to make a retraction. A delivery is then either committed before a
+    /// retraction of its reference is made (and the retraction's pages find
+    /// it) or recorded after it (and retracted at once as late): never
+    /// between the two, missed by both.
+    static func lockReferences(
+        apps: [Int64], references: [String], exclusive: Bool, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let function = exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"
+        try await connection.query(
+            """
+            SELECT \(unescaped: function)(\(Self.referenceLockClass), (b.app * 64 + b.bucket)::int4)
+            FROM (SELECT DISTINCT u.a AS app, hashtext(u.r) & 63 AS bucket
+                  FROM unnest(\(apps)::bigint[], \(references)::text[]) AS u (a, r) ORDER BY 1, 2) b
+            """,
+            logger: logger)
+    }
+
+    /// The first key of the references' advisory locks ("RETR").
+    static let referenceLockClass: Int32 = 0x5245_5452
+
+    struct Key: Hashable {
         var appID: Int64
         var reference: String
     }
 
-    private struct Mode: Hashable {
+    /// The late deliveries that go in one retraction.
+    private struct Group: Hashable {
+        var mode: Mode
+        var chunk: Int
+    }
+
+    struct Mode: Hashable {
         var appID: Int64
         var mode: String
         var badge: Int?

@@ -24,42 +24,47 @@ extension RetractStore {
             let subject = id.uuidString.lowercased()
             let joined = refs.joined(separator: ",")
             let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) { [self] in
-                let rows = try await client.query(
-                    """
-                    WITH total AS (
-                        SELECT retract_device_count(\(request.appID), \(refs)::text[]) AS devices,
-                               CASE WHEN \(request.dryRun) THEN retract_known_dead_count(\(request.appID), \(refs)::text[]) ELSE 0 END
-                                   AS known_dead
-                    ),
-                    made AS (
-                        INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
-                                                 idempotency_key, request_hash, finished_at, mode, badge)
-                        SELECT \(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
-                               CASE WHEN \(request.dryRun) OR devices = 0 THEN 'done' ELSE 'queued' END, devices, known_dead,
-                               \(request.idempotencyKey), \(requestHash),
-                               CASE WHEN \(request.dryRun) OR devices = 0 THEN now() END, \(request.mode.rawValue), \(request.badge)
-                        FROM total
-                        RETURNING \(unescaped: Self.storedColumns)
-                    ),
-                    queued AS (
-                        INSERT INTO work_items (retraction_id, kind) SELECT id, 'page' FROM made WHERE state = 'queued'
-                    ),
-                    audited AS (
-                        INSERT INTO audit_log (actor, action, app_id, subject, details)
-                        SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
-                               jsonb_strip_nulls(jsonb_build_object(
-                                   'references', \(joined)::text, 'devices', total::text, 'dryRun', dry_run::text, 'reason', \(request.reason)::text,
-                                   'mode', mode, 'badge', badge::text))
-                        FROM made
+                try await client.withTransaction(logger: logger) { connection in
+                    // Deliveries of these references being recorded now are committed first, or see it.
+                    try await Self.lockReferences(
+                        apps: refs.map { _ in request.appID }, references: refs, exclusive: true, on: connection, logger: logger)
+                    let rows = try await connection.query(
+                        """
+                        WITH total AS (
+                            SELECT retract_device_count(\(request.appID), \(refs)::text[]) AS devices,
+                                   CASE WHEN \(request.dryRun) THEN retract_known_dead_count(\(request.appID), \(refs)::text[]) ELSE 0 END
+                                       AS known_dead
+                        ),
+                        made AS (
+                            INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
+                                                     idempotency_key, request_hash, finished_at, mode, badge)
+                            SELECT \(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
+                                   CASE WHEN \(request.dryRun) OR devices = 0 THEN 'done' ELSE 'queued' END, devices, known_dead,
+                                   \(request.idempotencyKey), \(requestHash),
+                                   CASE WHEN \(request.dryRun) OR devices = 0 THEN now() END, \(request.mode.rawValue), \(request.badge)
+                            FROM total
+                            RETURNING \(unescaped: Self.storedColumns)
+                        ),
+                        queued AS (
+                            INSERT INTO work_items (retraction_id, kind) SELECT id, 'page' FROM made WHERE state = 'queued'
+                        ),
+                        audited AS (
+                            INSERT INTO audit_log (actor, action, app_id, subject, details)
+                            SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
+                                   jsonb_strip_nulls(jsonb_build_object(
+                                       'references', \(joined)::text, 'devices', total::text, 'dryRun', dry_run::text, 'reason', \(request.reason)::text,
+                                       'mode', mode, 'badge', badge::text))
+                            FROM made
+                        )
+                        SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
+                        """,
+                        logger: logger
                     )
-                    SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
-                    """,
-                    logger: logger
-                )
-                guard let retraction = try await Self.retractions(from: rows).first else {
-                    throw StoreError(.database, "creating a retraction: no row came back")
+                    guard let retraction = try await Self.retractions(from: rows).first else {
+                        throw StoreError(.database, "creating a retraction: no row came back")
+                    }
+                    return retraction
                 }
-                return retraction
             }
             return (retraction, false)
         } catch let error where error.code == .uniqueViolation && request.idempotencyKey != nil {

@@ -22,13 +22,31 @@ package enum RetractionMode: String, Hashable, Sendable, Codable, CaseIterable {
     /// The longest retraction text, in UTF-8 bytes (the ledger checks the same).
     package static let maximumTextBytes = 1024
 
-    /// What is wrong with `text` as an app's retraction text, or nil.
+    /// The largest badge a push may set.
+    package static let maximumBadge = Int(Int32.max)
+
+    /// The smallest retraction body any transport carries: FCM's
+    /// (`FCMMessage.bodyLimit`; a test checks they agree).
+    package static let smallestBodyLimit = 2600
+
+    /// What is wrong with `text` as an app's retraction text, or nil: it must
+    /// fit, with the longest reference and the largest badge, in a push of
+    /// any transport.
     package static func problem(withText text: String) -> String? {
         if text.isEmpty || text.allSatisfy(\.isWhitespace) { return "the retraction text must not be empty" }
-        if text.unicodeScalars.contains(where: { $0.value == 0 }) { return "the retraction text must not hold the NUL character" }
+        if text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\t" || $0.value == 0x7F }) {
+            return "the retraction text must not hold control characters (line breaks and tabs are fine)"
+        }
         if text.utf8.count > maximumTextBytes {
             return "the retraction text is \(text.utf8.count) bytes; at most \(maximumTextBytes) fit in a push"
         }
-        return nil
+        let longest = ReferenceID(String(repeating: "r", count: Delivery.maximumReferenceLength))
+        let aps = RetractionAPS.alert(text, mutableContent: true, badge: maximumBadge)
+        do {
+            _ = try PayloadBuilder().retractionBodies(for: [longest], limit: smallestBodyLimit, aps: aps)
+            return nil
+        } catch {
+            return "the retraction text makes too large a push (\(error)); shorten it"
+        }
     }
 }

@@ -58,9 +58,19 @@ struct RecordCommand: AsyncParsableCommand {
                     app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID)
                 print("recorded \(recorded.new) new deliveries of \(reference) (\(tokens.count) tokens given)")
                 var exitCode: Int32 = 0
+                // Sent here only where the app's credentials can be used; otherwise the workers (retract serve) send it.
+                var canSend = !noWait
+                if canSend, !recorded.lateRetractions.isEmpty {
+                    do {
+                        try engine.checkCredentials(of: app)
+                    } catch {
+                        print("the late deliveries' retraction is left to the workers (retract serve): \(error)")
+                        canSend = false
+                    }
+                }
                 for id in recorded.lateRetractions {
                     print("\(reference) was retracted already: retracting the new deliveries (retraction \(id.uuidString.lowercased()))")
-                    guard !noWait, let retraction = try await engine.store.retraction(id: id) else { continue }
+                    guard canSend, let retraction = try await engine.store.retraction(id: id) else { continue }
                     let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
                     print(account.text)
                     exitCode = max(exitCode, account.exitCode)

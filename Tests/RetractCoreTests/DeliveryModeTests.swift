@@ -2,6 +2,7 @@ import APNsSimulator
 import FCMSimulator
 import Foundation
 import RetractCore
+import RetractFCM
 import RetractKit
 import RetractStore
 import RetractTestSupport
@@ -131,6 +132,33 @@ struct DeliveryModeTests {
         }
     }
 
+    @Test func eachLegacyCarrierTakesThePlaceOfItsOwnOriginal() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await EngineTests.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "chat", dialect: .legacy), actor: "tests")
+                let device = TestTokens.token(0)
+                for reference: ReferenceID in [7, 8, 9] {
+                    _ = try await engine.send(app: app, reference: reference, tokens: [device], payload: DeliveryModeTests.payload)
+                }
+                let (retraction, _) = try await engine.startRetraction(
+                    app: app, references: [7, 8], requestedBy: "tests", mode: .serviceExtension)
+                try await RetractionWorker(engine: engine).finish([retraction.id])
+                // The legacy dialect carries one reference per push: one carrier each, each with its own original's collapse id.
+                let carriers = apns.inbox(device).dropFirst(3)
+                #expect(
+                    carriers.map { RetractPayload.retraction(in: $0.userInfo) }.compactMap { $0 }.sorted { $0.first! < $1.first! } == [
+                        [7], [8],
+                    ])
+                for carrier in carriers {
+                    #expect(RetractPayload.retraction(in: carrier.userInfo) == [ReferenceID(carrier.collapseID ?? "")])
+                }
+                // A phone without an extension: each carrier in its original's place, 9 untouched.
+                let screen = await APNsSimulatedDevice.replay(apns.inbox(device))
+                #expect(screen.texts == ["7": DeliveryModeTests.deleted, "8": DeliveryModeTests.deleted, "9": DeliveryModeTests.original])
+            }
+        }
+    }
+
     @Test func aBadgeIsRefusedOnABackgroundPush() async throws {
         try await SimulatedAPNs.with { apns in
             try await EngineTests.withEngine(apns) { engine in
@@ -168,14 +196,17 @@ struct DeliveryModeTests {
                 let carrier = try #require(apns.inbox(device).first { $0.pushType == "alert" })
                 #expect(
                     ((carrier.userInfo["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String == "Nachricht gelöscht")
-                // A text no push could carry is refused when the app is registered.
+                // A text no push could carry, or with control characters, is refused when the app is registered.
                 registration.name = "long"
-                registration.retractionText = String(repeating: "x", count: 1025)
-                await #expect {
-                    try await engine.registerApp(registration, actor: "tests")
-                } throws: { error in
-                    (error as? RetractError)?.field == "retractionText"
+                for text in [String(repeating: "x", count: 1025), "Deleted\u{7}"] {
+                    registration.retractionText = text
+                    await #expect {
+                        try await engine.registerApp(registration, actor: "tests")
+                    } throws: { error in
+                        (error as? RetractError)?.field == "retractionText"
+                    }
                 }
+                #expect(RetractionMode.smallestBodyLimit == FCMMessage.bodyLimit)
             }
         }
     }

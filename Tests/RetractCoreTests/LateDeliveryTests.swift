@@ -70,6 +70,26 @@ struct LateDeliveryTests {
         }
     }
 
+    @Test func anOriginalRetractedBeforeItIsSentIsSentToNoOne() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await EngineTests.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "chat"), actor: "tests")
+                let devices = TestTokens.tokens(0..<3)
+                _ = try await engine.record(app: app, reference: "m1", tokens: Array(devices.prefix(1)))
+                // The message is deleted before the backend's push job runs.
+                let (retraction, _) = try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "chat")
+                let report = try await engine.send(
+                    app: app, reference: "m1", tokens: devices, payload: Data(#"{"aps":{"alert":"hi"}}"#.utf8))
+                #expect((report.accepted, report.recorded, report.spared) == (0, 0, 3))
+                for device in devices { #expect(apns.inbox(device).isEmpty) }
+                // Nothing was recorded, so no late retraction either; the first retraction has its one device.
+                #expect(try await Self.lateRetractions(engine, app: app).isEmpty)
+                #expect(try await engine.store.countDevices(appID: app.id, references: ["m1"]) == 1)
+                #expect(retraction.counts.total == 1)
+            }
+        }
+    }
+
     @Test func aRetractionWhileTheOriginalIsBeingSentSparesTheRest() async throws {
         var faults = APNsSimulatorFaults()
         faults.latency = .milliseconds(150)
