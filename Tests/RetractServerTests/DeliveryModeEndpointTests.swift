@@ -8,6 +8,30 @@ import Testing
 /// ids deliveries carry, a retraction's mode and badge, and what phones show.
 @Suite("API delivery modes")
 struct DeliveryModeEndpointTests {
+    /// A chat message deleted before the backend's push job ran: the send sends it to no one.
+    @Test func aNotificationRetractedBeforeItIsSentIsSparedEveryDevice() async throws {
+        try await APIStage.with { stage in
+            let key = try await stage.chatKey()
+            let devices = TestTokens.tokens(0..<4)
+            let recorded = try await stage.call(
+                "POST", "/v1/deliveries", key: key,
+                body: #"{"app":"chat","reference":"m1","tokens":\#(APIStage.hex(Array(devices.prefix(1))))}"#)
+            #expect(recorded.status == 201, "\(recorded)")
+            let made = try await stage.call("POST", "/v1/retractions", key: key, body: #"{"app":"chat","references":["m1"]}"#)
+            #expect(made.status == 202, "\(made)")
+            let sent = try await stage.call(
+                "POST", "/v1/notifications", key: key,
+                body: #"{"app":"chat","reference":"m1","tokens":\#(APIStage.hex(devices)),"payload":{"aps":{"alert":"hi"}}}"#)
+            #expect(sent.status == 200, "\(sent)")
+            #expect(sent.json?["spared"] as? Int == 4)
+            #expect(sent.json?["accepted"] as? Int == 0)
+            #expect(sent.json?["recorded"] as? Int == 0)
+            // The earlier device gets its removal push, and no one gets the original.
+            _ = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+            for device in devices { #expect(stage.apns.inbox(device).allSatisfy { $0.pushType == "background" }) }
+        }
+    }
+
     @Test func aModeratorReplacesAMessageOnPhonesThatRunNoRetractKit() async throws {
         try await APIStage.with { stage in
             let admin = try await stage.key([.admin], apps: [], name: "ops")

@@ -1,3 +1,4 @@
+import APNsSimulator
 import FCMSimulator
 import Foundation
 import RetractKit
@@ -39,6 +40,53 @@ struct FCMCommandTests {
                 }
                 // Nothing went to APNs: the app has no APNs credentials.
                 #expect(stage.apns.simulator.statistics.accepted == 0)
+            }
+        }
+    }
+
+    @Test("an app in the legacy dialect reached through FCM: a carrier for its extension, then a replacement")
+    func deliveryModesThroughFCMInTheLegacyDialect() async throws {
+        try await EndToEndTests.withStage { stage in
+            try await SimulatedFCM.with { fcm in
+                let fcmEnvironment: [String: String?] = ["FCM_ENDPOINT": fcm.endpoint, "FCM_CA_FILE": fcm.caPath]
+                let added = try stage.retract([
+                    "apps", "add", "chat", "--topic", "com.example.chat", "--fcm-service-account", fcm.serviceAccountPath,
+                    "--dialect", "legacy", "--retraction-mode", "service-extension",
+                ])
+                try #require(added.status == 0, "\(added.stderr)")
+                let devices = SimulatedFCM.tokens(0..<3)
+                let file = try stage.apns.file("fcm-tokens.txt", devices.map { PushService.fcm.text(of: $0) }.joined(separator: "\n"))
+                let payload = try stage.apns.file("p.json", #"{"aps":{"alert":{"title":"Ada","body":"See you at 8?"}}}"#)
+                for reference in ["41", "42"] {
+                    let sent = try stage.retract(
+                        [
+                            "send", "--app", "chat", "--reference", reference, "--transport", "fcm", "--tokens-file", file, "--payload",
+                            payload,
+                        ],
+                        environment: fcmEnvironment)
+                    try #require(sent.status == 0, "\(sent.stderr)")
+                }
+
+                let carried = try stage.retract(["notification", "41", "--app", "chat"], environment: fcmEnvironment)
+                #expect(carried.status == 0, "\(carried.stderr)")
+                let replaced = try stage.retract(["notification", "42", "--app", "chat", "--mode", "replace"], environment: fcmEnvironment)
+                #expect(replaced.status == 0, "\(replaced.stderr)")
+                for device in devices {
+                    let inbox = fcm.inbox(device)
+                    try #require(inbox.count == 4)
+                    let (carrier, replacement) = (inbox[2], inbox[3])
+                    // The article's keys with an integer id, in an alert for the extension; Android gets a data message.
+                    #expect(carrier.data["notifcationCustomData"]?.contains(#""pushNotificationReferanceId":41"#) == true)
+                    #expect(carrier.apnsHeaders["apns-collapse-id"] == "41")
+                    #expect(carrier.androidNotification == nil)
+                    // The replacement: Android's notification with the original's tag.
+                    #expect(replacement.androidNotification == ["body": "This message was deleted", "tag": "42"])
+                    #expect(RetractPayload.retraction(in: replacement.userInfo) == [42])
+                    // An iPhone reached through FCM, force-quit, whose extension may hide notifications.
+                    let screen = await APNsSimulatedDevice.replay(
+                        inbox.map(\.asAPNsPush), on: .init(appState: .forceQuit, serviceExtension: .filtering))
+                    #expect(screen.texts == ["42": "This message was deleted"])
+                }
             }
         }
     }
