@@ -116,7 +116,7 @@ package final class RetractEngine: Sendable {
             })
     }
 
-    /// Writes recordings in one statement: all or none.
+    /// Writes recordings in one transaction: all or none.
     ///
     /// - Returns: how many deliveries were new.
     package func record(_ recordings: [Recording], now: Date = Date()) async throws(RetractError) -> Int {

@@ -13,7 +13,7 @@ extension RetractAPI {
     static let maximumSendTokens = 1000
 
     /// `POST /v1/deliveries`: records what the caller sent itself. Every
-    /// object is checked first; then all are written in one statement, so a
+    /// object is checked first; then all are written in one transaction, so a
     /// refused request writes nothing.
     func record(_ input: PostInput) async throws -> Answer {
         let (body, caller) = (input.body, input.caller)

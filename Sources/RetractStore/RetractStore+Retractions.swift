@@ -18,9 +18,9 @@ extension RetractStore {
         let id = UUID()
         let refs = references.map(\.rawValue)
         do {
-            // One statement: atomic without a transaction of its own, and one round trip on the
-            // path a chat backend waits on. The work item and the audit line are written by the
-            // same statement, only when the retraction row is.
+            // One statement after the references' locks (see lockReferences), in one transaction:
+            // the work item and the audit line are written by the same statement, only when the
+            // retraction row is.
             let subject = id.uuidString.lowercased()
             let joined = refs.joined(separator: ",")
             let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) { [self] in
