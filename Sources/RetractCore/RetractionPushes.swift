@@ -13,6 +13,16 @@ package struct RetractionPushes {
     package static let noCollapseID =
         "replace: the original was recorded without a collapse id, so it cannot be replaced (record it with its collapse id)"
 
+    /// Why a device is not sent a `replace` alert: each original it would
+    /// replace was replaced already, on the device, by a newer notification
+    /// under the same collapse id, and the alert would replace that one.
+    package static let superseded =
+        "replace: not sent, a newer notification under the same collapse id took the original's place on the device (an alert would hide it)"
+
+    /// Whether a mode's alerts take an original's collapse id, so that
+    /// superseded originals (``DeviceReferences/superseded``) matter to it.
+    package static func usesCollapseIDs(_ mode: RetractionMode) -> Bool { mode != .background }
+
     /// - Parameters:
     ///   - text: what the alert of `service-extension` and `replace` shows.
     ///   - badge: the app icon's badge the alerts set.
@@ -29,7 +39,9 @@ package struct RetractionPushes {
 
     /// The pushes for one device, each body at most `limit` bytes, and the
     /// references this mode cannot reach on it (`replace`: those without a
-    /// collapse id).
+    /// collapse id). No alert takes the collapse id of a superseded
+    /// reference: `service-extension` carries it under another collapse id
+    /// or none, `replace` leaves it out (the device shows it no longer).
     package mutating func pushes(for device: DeviceReferences, limit: Int) throws -> (pushes: [OutgoingPush], unreached: [ReferenceID]) {
         func push(_ body: ByteBuffer, collapseID: String?) -> OutgoingPush {
             OutgoingPush(token: device.token, body: body, kind: .retraction(mode, collapseID: collapseID))
@@ -43,7 +55,7 @@ package struct RetractionPushes {
             // place rather than beside it. Each body carries its own references.
             var pushes: [OutgoingPush] = []
             for references in try bodies.references(for: device.references, limit: limit) {
-                let collapseID = references.lazy.compactMap { device.collapseIDs[$0] }.first
+                let collapseID = references.lazy.filter { !device.superseded.contains($0) }.compactMap { device.collapseIDs[$0] }.first
                 pushes += try bodies.bodies(for: references, limit: limit).map { push($0, collapseID: collapseID) }
             }
             return (pushes, [])
@@ -51,7 +63,7 @@ package struct RetractionPushes {
             // One alert per collapse id: each takes the place of its original.
             var byCollapseID: [String: [ReferenceID]] = [:]
             var unreached: [ReferenceID] = []
-            for reference in device.references {
+            for reference in device.references where !device.superseded.contains(reference) {
                 if let collapseID = device.collapseIDs[reference] {
                     byCollapseID[collapseID, default: []].append(reference)
                 } else {

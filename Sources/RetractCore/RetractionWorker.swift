@@ -240,7 +240,7 @@ package final class RetractionWorker: Sendable {
             guard try await store.splitPage(item, at: last) else { return }
             end = last
         }
-        let sending = await send(page.devices, job: job, attempt: 1)
+        let sending = await send(try await superseding(page.devices, job: job), job: job, attempt: 1)
         // Cancelled mid-send, the outcomes lack the devices not reached: finishing
         // would drop them. The item is given back instead (keepingLease).
         guard !Task.isCancelled else { return }
@@ -289,7 +289,7 @@ package final class RetractionWorker: Sendable {
             try await finish(item, tally: tally, stopReason: nil, remainder: nil, job: job)
             return
         }
-        let sending = await send([device], job: job, attempt: item.attempts)
+        let sending = await send(try await superseding([device], job: job), job: job, attempt: item.attempts)
         guard !Task.isCancelled else { return }
         if sending.interruptedByStop {
             try await store.release(item, .stopping)
@@ -396,6 +396,23 @@ package final class RetractionWorker: Sendable {
         var interruptedByStop = false
     }
 
+    /// `devices` with the references each no longer shows marked
+    /// (``DeviceReferences/superseded``), in the modes whose alerts take a
+    /// collapse id; as they are in `background` mode.
+    private func superseding(_ devices: [DeviceReferences], job: Job) async throws(StoreError) -> [DeviceReferences] {
+        guard RetractionPushes.usesCollapseIDs(job.retraction.mode), devices.contains(where: { !$0.collapseIDs.isEmpty }) else {
+            return devices
+        }
+        let superseded = try await store.supersededReferences(
+            appID: job.app.id, devices: devices, retracted: job.retraction.references)
+        guard !superseded.isEmpty else { return devices }
+        return devices.map { device in
+            var device = device
+            device.superseded = superseded[device.token] ?? []
+            return device
+        }
+    }
+
     /// Sends to each device through the service its delivery went through.
     /// After a refusal, a push that could not reach its service, or the
     /// retraction's stop, no more pushes start.
@@ -430,7 +447,8 @@ package final class RetractionWorker: Sendable {
                     continue
                 }
                 guard !pushes.isEmpty else {
-                    sending.outcomes[index] = .failed(reason: RetractionPushes.noCollapseID)
+                    sending.outcomes[index] = .failed(
+                        reason: unreached.isEmpty ? RetractionPushes.superseded : RetractionPushes.noCollapseID)
                     continue
                 }
                 await window.acquire()

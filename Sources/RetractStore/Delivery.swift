@@ -53,6 +53,13 @@ package struct DeviceReferences: Hashable, Sendable {
     package var transport: PushService
     /// The collapse id each reference's original was sent with, where it had one.
     package var collapseIDs: [ReferenceID: String]
+    /// Of ``references``, those whose original the device no longer shows:
+    /// a newer notification, not being retracted, was sent to it under the
+    /// same collapse id and took its place. An alert under that collapse id
+    /// would hide the newer one. Found just before sending (see
+    /// ``RetractStore/supersededReferences(appID:devices:retracted:)``);
+    /// empty until then.
+    package var superseded: Set<ReferenceID> = []
 
     package init(
         token: DeviceToken, references: [ReferenceID], transport: PushService = .apns, collapseIDs: [ReferenceID: String] = [:]

@@ -239,6 +239,64 @@ extension RetractStore {
         }
     }
 
+    /// Of each device's references with a collapse id, those a newer
+    /// delivery to the same device under the same collapse id has replaced
+    /// on its screen: a delivery of a reference not in `retracted`, sent
+    /// after the device's latest delivery of the reference. A retraction
+    /// alert under that collapse id would hide the newer notification.
+    ///
+    /// One statement for the whole list. Each pair is read through the
+    /// primary key (the retracted delivery) and `deliveries_by_device` (the
+    /// newer ones, from the retracted one's day on); the `LIMIT` keeps the
+    /// planner from hashing the whole table instead. About 30 ms for 1,000
+    /// devices of 21 deliveries each over 21 days of partitions. JIT is off
+    /// for it: the planner, counting every partition for every pair, would
+    /// otherwise compile it for twice as long as it runs. Devices without
+    /// collapse ids cost nothing.
+    package func supersededReferences(
+        appID: Int64, devices: [DeviceReferences], retracted: [ReferenceID]
+    ) async throws(StoreError) -> [DeviceToken: Set<ReferenceID>] {
+        var tokens: [ByteBuffer] = []
+        var references: [String] = []
+        var collapseIDs: [String] = []
+        for device in devices {
+            for reference in device.references {
+                guard let collapseID = device.collapseIDs[reference] else { continue }
+                tokens.append(ByteBuffer(bytes: device.token.bytes))
+                references.append(reference.rawValue)
+                collapseIDs.append(collapseID)
+            }
+        }
+        guard !tokens.isEmpty else { return [:] }
+        let retractedRefs = Array(Set(retracted.map(\.rawValue)))
+        let query: PostgresQuery = """
+            SELECT x.token, x.ref
+            FROM unnest(\(tokens)::bytea[], \(references)::text[], \(collapseIDs)::text[]) AS x (token, ref, collapse_id)
+            CROSS JOIN LATERAL (
+                SELECT max(d.sent_on) AS sent_on, max(d.sent_at) AS sent_at FROM deliveries d
+                WHERE d.app_id = \(appID) AND d.reference = x.ref AND d.token = x.token
+            ) retracted
+            CROSS JOIN LATERAL (
+                SELECT 1 FROM deliveries n
+                WHERE n.app_id = \(appID) AND n.token = x.token AND n.sent_on >= retracted.sent_on AND n.sent_at > retracted.sent_at
+                  AND n.collapse_id = x.collapse_id AND n.reference <> ALL(\(retractedRefs)::text[])
+                LIMIT 1
+            ) newer
+            """
+        return try await perform("looking for newer notifications under the collapse ids of \(Self.describe(retracted))", idempotent: true)
+        {
+            [self] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SET LOCAL jit = off", logger: logger)
+                var found: [DeviceToken: Set<ReferenceID>] = [:]
+                for try await (token, reference) in try await connection.query(query, logger: logger).decode((ByteBuffer, String).self) {
+                    found[DeviceToken(token), default: []].insert(ReferenceID(reference))
+                }
+                return found
+            }
+        }
+    }
+
     /// How many devices received any of `references`, the known-dead included.
     package func countDevices(appID: Int64, references: [ReferenceID]) async throws(StoreError) -> Int {
         try await perform("counting devices of \(Self.describe(references))", idempotent: true) { [self] in

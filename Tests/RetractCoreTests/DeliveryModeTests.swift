@@ -132,6 +132,64 @@ struct DeliveryModeTests {
         }
     }
 
+    /// An app that sends a conversation's messages under one collapse id (so
+    /// the newest replaces the last): an alert under that collapse id for an
+    /// older message would hide the newest. Never sent: `replace` leaves such
+    /// devices out (they show the older message no longer), `service-extension`
+    /// sends their carrier under no collapse id.
+    @Test(arguments: [RetractionMode.replace, .serviceExtension])
+    func aSharedCollapseIDNeverHidesTheNewerMessage(mode: RetractionMode) async throws {
+        try await SimulatedAPNs.with { apns in
+            try await EngineTests.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "chat"), actor: "tests")
+                let devices = TestTokens.tokens(0..<3)
+                let phone = Phone(appState: .forceQuit, serviceExtension: mode == .replace ? .none : .unfiltered)
+                func text(_ body: String) -> Data { Data(#"{"aps":{"alert":{"body":"\#(body)"}}}"#.utf8) }
+                // Every device gets m1; all but the last then get m2 in its place.
+                _ = try await engine.send(
+                    app: app, reference: "m1", tokens: devices, payload: text("First"), collapseID: .custom("chat-42"))
+                _ = try await engine.send(
+                    app: app, reference: "m2", tokens: Array(devices.prefix(2)), payload: text("Second"), collapseID: .custom("chat-42"))
+
+                let (retraction, _) = try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "tests", mode: mode)
+                try await RetractionWorker(engine: engine).finish([retraction.id])
+                let status = try await engine.status(of: retraction.id)
+                switch mode {
+                case .replace:
+                    #expect(status.retraction.counts == RetractionCounts(total: 3, sent: 1, failed: 2))
+                    #expect(status.failures == [RetractionPushes.superseded: 2])
+                    for device in devices.prefix(2) { #expect(apns.inbox(device).count == 2) }
+                default:
+                    #expect(status.retraction.counts == RetractionCounts(total: 3, sent: 3))
+                    for device in devices.prefix(2) {
+                        let carrier = try #require(apns.inbox(device).last)
+                        #expect(carrier.collapseID == nil)
+                        #expect(RetractPayload.retraction(in: carrier.userInfo) == ["m1"])
+                    }
+                }
+                // The newer message stays where it was; the last device's m1 is gone.
+                for device in devices.prefix(2) {
+                    let screen = await APNsSimulatedDevice.replay(apns.inbox(device), on: phone)
+                    #expect(screen.texts["chat-42"] == "Second")
+                    #expect(!screen.texts.values.contains("First"))
+                }
+                let last = await APNsSimulatedDevice.replay(apns.inbox(devices[2]), on: phone)
+                #expect(last.texts == ["chat-42": Self.deleted])
+
+                // m2 itself, retracted later: nothing newer under its collapse id, so its place is taken.
+                let (second, _) = try await engine.startRetraction(app: app, references: ["m2"], requestedBy: "tests", mode: mode)
+                try await RetractionWorker(engine: engine).finish([second.id])
+                #expect(try await engine.status(of: second.id).retraction.counts == RetractionCounts(total: 2, sent: 2))
+                for device in devices.prefix(2) {
+                    #expect(apns.inbox(device).last?.collapseID == "chat-42")
+                    let screen = await APNsSimulatedDevice.replay(apns.inbox(device), on: phone)
+                    #expect(screen.texts["chat-42"] == Self.deleted)
+                    #expect(!screen.texts.values.contains("First") && !screen.texts.values.contains("Second"))
+                }
+            }
+        }
+    }
+
     @Test func eachLegacyCarrierTakesThePlaceOfItsOwnOriginal() async throws {
         try await SimulatedAPNs.with { apns in
             try await EngineTests.withEngine(apns) { engine in

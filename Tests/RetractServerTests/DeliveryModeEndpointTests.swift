@@ -32,6 +32,54 @@ struct DeliveryModeEndpointTests {
         }
     }
 
+    /// A broadcast fanned out as one request per 200 devices, retracted after
+    /// its first phone has it: the requests after the retraction are spared
+    /// whole, and every device sent the notification gets the removal.
+    @Test func aRetractionDuringAFanOutSparesTheRequestsAfterIt() async throws {
+        var faults = APNsSimulatorFaults()
+        faults.latency = .milliseconds(100)
+        try await APIStage.with(faults: faults) { stage in
+            let key = try await stage.chatKey()
+            let devices = TestTokens.tokens(0..<1000)
+            let fanOut = Task {
+                var answers: [HTTPAnswer] = []
+                for start in stride(from: 0, to: devices.count, by: 200) {
+                    answers.append(
+                        try await stage.call(
+                            "POST", "/v1/notifications", key: key,
+                            body:
+                                #"{"app":"chat","reference":"oops","tokens":\#(APIStage.hex(Array(devices[start..<start + 200]))),"payload":{"aps":{"alert":"Wrong"}}}"#
+                        ))
+                }
+                return answers
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while stage.apns.simulator.statistics.accepted == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let made = try await stage.call("POST", "/v1/retractions", key: key, body: #"{"app":"chat","references":["oops"]}"#)
+            #expect(made.status == 202, "\(made)")
+            let answers = try await fanOut.value
+            #expect(answers.allSatisfy { $0.status == 200 }, "\(answers)")
+            let accepted = answers.map { $0.json?["accepted"] as? Int ?? -1 }
+            let spared = answers.map { $0.json?["spared"] as? Int ?? -1 }
+            // Each request was sent whole or spared whole; the last ones were spared.
+            #expect(zip(accepted, spared).allSatisfy { [$0, $1].sorted() == [0, 200] }, "\(accepted) \(spared)")
+            #expect(spared.last == 200 && accepted.first == 200)
+
+            let status = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+            let reached = devices.filter { stage.apns.inbox($0).contains { $0.pushType == "alert" } }
+            #expect(reached.count == accepted.reduce(0, +))
+            #expect(status["total"] as? Int == reached.count)
+            #expect(status["sent"] as? Int == reached.count)
+            for device in reached {
+                let screen = await APNsSimulatedDevice.replay(stage.apns.inbox(device))
+                #expect(screen.showing.isEmpty)
+            }
+            for device in devices[reached.count...] { #expect(stage.apns.inbox(device).isEmpty) }
+        }
+    }
+
     @Test func aModeratorReplacesAMessageOnPhonesThatRunNoRetractKit() async throws {
         try await APIStage.with { stage in
             let admin = try await stage.key([.admin], apps: [], name: "ops")

@@ -71,6 +71,49 @@ struct DeliveryTests {
         }
     }
 
+    /// A newer notification under the same collapse id took the original's
+    /// place on a device, unless it is itself being retracted or the original
+    /// was sent again after it; other devices, collapse ids and apps do not count.
+    @Test func findsOriginalsANewerNotificationReplacedUnderTheSameCollapseID() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            let other = try await Fixture.registerApp(store, name: "other-app")
+            let now = Date()
+            func delivery(_ reference: ReferenceID, _ token: Int, _ collapseID: String?, minutesAgo: Double, app: App? = nil) -> Delivery {
+                Delivery(
+                    appID: (app ?? other).id, reference: reference, token: Fixture.token(token),
+                    sentAt: now.addingTimeInterval(-minutesAgo * 60), collapseID: collapseID)
+            }
+            try await store.record([
+                // Every device got m1 under chat-42 an hour ago.
+                delivery("m1", 1, "chat-42", minutesAgo: 60, app: app), delivery("m1", 2, "chat-42", minutesAgo: 60, app: app),
+                delivery("m1", 3, "chat-42", minutesAgo: 60, app: app), delivery("m1", 4, "chat-42", minutesAgo: 60, app: app),
+                delivery("m1", 5, "chat-42", minutesAgo: 60, app: app),
+                // 1: m2 replaced it. 2: m2 under another collapse id. 3: m2 came first.
+                delivery("m2", 1, "chat-42", minutesAgo: 30, app: app), delivery("m2", 2, "chat-7", minutesAgo: 30, app: app),
+                delivery("m2", 3, "chat-42", minutesAgo: 90, app: app),
+                // 4: m3 replaced it, but m3 is retracted too. 5: only another app's delivery is newer.
+                delivery("m3", 4, "chat-42", minutesAgo: 30, app: app), delivery("m9", 5, "chat-42", minutesAgo: 1),
+            ])
+            // 6: m1 two days ago, m2 in its place, then m1 sent again (another day), in m2's place.
+            try await store.record([
+                delivery("m1", 6, "chat-42", minutesAgo: 48 * 60, app: app), delivery("m2", 6, "chat-42", minutesAgo: 120, app: app),
+                delivery("m1", 6, "chat-42", minutesAgo: 60, app: app),
+            ])
+            let devices = (1...6).map { DeviceReferences(token: Fixture.token($0), references: ["m1"], collapseIDs: ["m1": "chat-42"]) }
+            let found = try await store.supersededReferences(appID: app.id, devices: devices, retracted: ["m1", "m3"])
+            #expect(found == [Fixture.token(1): ["m1"]])
+            // Retracting m1 alone, device 4 shows m3 now.
+            let alone = try await store.supersededReferences(appID: app.id, devices: devices, retracted: ["m1"])
+            #expect(alone == [Fixture.token(1): ["m1"], Fixture.token(4): ["m1"]])
+            // Without collapse ids, nothing is asked.
+            #expect(
+                try await store.supersededReferences(
+                    appID: app.id, devices: [DeviceReferences(token: Fixture.token(1), references: ["m1"])], retracted: ["m1"]
+                ).isEmpty)
+        }
+    }
+
     @Test func deadTokensAreSkippedAndCounted() async throws {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)

@@ -92,6 +92,47 @@ struct DeliveryModeCommandTests {
         }
     }
 
+    /// `retract send` of a broadcast still running when a moderator runs
+    /// `retract notification`: the devices not yet sent are spared it, and
+    /// every device that got it gets the removal.
+    @Test func aRetractionWhileSendIsRunningSparesTheDevicesNotYetSent() async throws {
+        // Slow answers and a narrow window: each batch of 1,000 devices takes about 5 s to send.
+        try await EndToEndTests.withStage(faults: APNsSimulatorFaults(latency: .milliseconds(50))) { stage in
+            try stage.addApp("news")
+            let devices = TestTokens.tokens(0..<3000)
+            let tokens = try stage.apns.file("broadcast.txt", devices.map(\.hex).joined(separator: "\n"))
+            let payload = try stage.apns.file("story.json", #"{"aps":{"alert":{"body":"Wrong headline"}}}"#)
+            let arguments = [
+                "send", "--app", "news", "--reference", "story", "--payload", payload, "--tokens-file", tokens, "--window", "10",
+            ]
+            let sending = Task {
+                try await withCheckedThrowingContinuation { continuation in
+                    // A thread of its own: the command blocks until it exits.
+                    Thread { continuation.resume(with: Result { try stage.retract(arguments) }) }.start()
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while stage.apns.simulator.statistics.accepted == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let retracted = try stage.retract(["notification", "story", "--app", "news", "--json"])
+            #expect(retracted.status == 0, "\(retracted.stderr)")
+            let account = try EndToEndTests.account(retracted)
+
+            let sent = try await sending.value
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let reached = devices.filter { stage.apns.inbox($0).contains { $0.pushType == "alert" } }
+            let spared = devices.count - reached.count
+            #expect(spared >= 1000, "\(sent.stdout)")
+            #expect(sent.stdout.contains("sent story: \(reached.count) accepted"), "\(sent.stdout)")
+            #expect(sent.stdout.contains("spared: \(spared) devices, never sent it"), "\(sent.stdout)")
+            // The retraction covered what was recorded; each device that got the original got its removal.
+            #expect((account.state, account.total, account.sent) == ("done", reached.count, reached.count))
+            for device in reached { #expect(stage.apns.inbox(device).filter { $0.pushType == "background" }.count == 1) }
+            for device in devices where !reached.contains(device) { #expect(stage.apns.inbox(device).isEmpty) }
+        }
+    }
+
     /// Bad input is refused with a message naming the flag, and nothing is written.
     @Test func badModeInputIsRefusedNamingTheFlag() async throws {
         try await EndToEndTests.withStage { stage in
