@@ -45,7 +45,7 @@ package struct SendReport: Sendable, Hashable {
 
 /// How far a send got before it stopped on an error: what it had sent, so
 /// that sending again sends only the rest (see
-/// ``RetractEngine/send(app:reference:tokens:payload:collapseID:via:resuming:)``).
+/// ``RetractEngine/send(app:reference:tokens:payload:collapseID:labels:via:resuming:)``).
 package struct SendProgress: Sendable, Hashable {
     /// The account of the devices sent to so far.
     package var report: SendReport
@@ -108,13 +108,15 @@ extension RetractEngine {
         tokens: [DeviceToken],
         payload: Data,
         collapseID: CollapseIDChoice = .reference,
+        labels: DeliveryLabels = DeliveryLabels(),
         via service: PushService = .apns,
         resuming: SendProgress? = nil
     ) async throws(RetractError) -> SendReport {
         guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token", field: "tokens") }
+        if let (field, problem) = labels.problem { throw RetractError(.invalidInput, "\(field): \(problem)", field: field) }
         let built: Data
         do {
-            built = try PayloadBuilder(dialect: app.dialect).originalPayload(payload, reference: reference)
+            built = try PayloadBuilder(dialect: app.dialect).originalPayload(payload, reference: reference, thread: labels.thread)
         } catch {
             throw RetractError(.invalidInput, "payload: \(error)", field: "payload")
         }
@@ -143,6 +145,9 @@ extension RetractEngine {
         // Tokens found dead by the call that stopped may not have been marked yet.
         try await marking(progress.report.dead, app: app, progress: progress)
         let unique = Array(Set(tokens).subtracting(progress.handled)).sorted()
+        // One send time for every batch, the time the send began: a retraction by selector made while it
+        // runs (whose range ends when it is made) takes the batches after it too, and spares their devices.
+        let sentAt = Date()
         for start in stride(from: 0, to: unique.count, by: settings.recordBatch) {
             let batch = Array(unique[start..<min(start + settings.recordBatch, unique.count)])
             if let stopped = progress.report.stoppedBecause {
@@ -156,8 +161,8 @@ extension RetractEngine {
                 recorded = try await recordReporting(
                     [
                         recording(
-                            app: app, reference: reference, tokens: batch, sentAt: Date(), via: service,
-                            collapseID: visible ? collapse : nil)
+                            app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service,
+                            collapseID: visible ? collapse : nil, labels: labels)
                     ],
                     ifRetracted: .refuse)
             } catch {
@@ -210,7 +215,7 @@ extension RetractEngine {
     }
 
     /// The longest a device is tried again while a caller waits for
-    /// ``send(app:reference:tokens:payload:collapseID:via:resuming:)``, from
+    /// ``send(app:reference:tokens:payload:collapseID:labels:via:resuming:)``, from
     /// its first failed attempt (the retry budget, when shorter).
     static let longestWaitWhileSending: Duration = .seconds(60)
 

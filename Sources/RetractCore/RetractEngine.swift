@@ -97,12 +97,13 @@ package final class RetractEngine: Sendable {
     /// - Throws: ``RetractError`` naming the field at fault: `transport`, `sentAt`.
     package func recording(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date, via service: PushService, collapseID: String? = nil,
-        now: Date = Date()
+        labels: DeliveryLabels = DeliveryLabels(), now: Date = Date()
     ) throws(RetractError) -> Recording {
         if let problem = app.problem(reaching: service) { throw RetractError(.credentials, problem, field: "transport") }
         if let collapseID, let problem = Delivery.problem(withCollapseID: collapseID) {
             throw RetractError(.invalidInput, "collapseId: \(problem)", field: "collapseId")
         }
+        if let (field, problem) = labels.problem { throw RetractError(.invalidInput, "\(field): \(problem)", field: field) }
         if sentAt < store.retention.oldestKept(now: now) {
             throw RetractError(
                 .invalidInput, "sentAt: older than the \(store.retention.days)-day retention; it would be dropped at once", field: "sentAt")
@@ -112,7 +113,9 @@ package final class RetractEngine: Sendable {
         }
         return Recording(
             deliveries: tokens.map {
-                Delivery(appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service, collapseID: collapseID)
+                Delivery(
+                    appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service, collapseID: collapseID,
+                    labels: labels)
             })
     }
 
@@ -138,23 +141,26 @@ package final class RetractEngine: Sendable {
     /// - Returns: how many deliveries were new.
     package func record(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns,
-        collapseID: String? = nil
+        collapseID: String? = nil, labels: DeliveryLabels = DeliveryLabels()
     ) async throws(RetractError) -> Int {
-        try await recordReporting(app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID).new
+        try await recordReporting(
+            app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels
+        ).new
     }
 
     /// ``record(app:reference:tokens:sentAt:via:collapseID:)``, saying which
     /// retractions it made of late deliveries.
     package func recordReporting(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns,
-        collapseID: String? = nil
+        collapseID: String? = nil, labels: DeliveryLabels = DeliveryLabels()
     ) async throws(RetractError) -> RetractStore.Recorded {
         var recorded = RetractStore.Recorded()
         // A failure part-way leaves the earlier batches recorded; recording them again changes nothing.
         for start in stride(from: 0, to: tokens.count, by: Self.recordStatement) {
             let batch = Array(tokens[start..<min(start + Self.recordStatement, tokens.count)])
             let made = try await recordReporting([
-                recording(app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service, collapseID: collapseID)
+                recording(
+                    app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels)
             ])
             recorded.new += made.new
             recorded.lateRetractions += made.lateRetractions
@@ -167,14 +173,18 @@ package final class RetractEngine: Sendable {
 
     // MARK: - Retractions
 
-    /// Makes a retraction of `references` for `app`; workers send its pushes.
+    /// Makes a retraction of `references` for `app`, or of every delivery
+    /// `selector` takes; workers send its pushes.
     ///
     /// - Parameter requireRecorded: when true, references of which no
     ///   delivery was ever recorded are ``RetractError/Code/unknownReference``
-    ///   (all of them unknown) rather than a retraction of no devices.
+    ///   (all of them unknown) rather than a retraction of no devices. A
+    ///   selector that takes nothing yet is made all the same: deliveries
+    ///   recorded later within its range are retracted as they come.
     package func startRetraction(
         app: App,
         references: [ReferenceID],
+        selector: RetractionSelector? = nil,
         requestedBy: String,
         reason: String? = nil,
         dryRun: Bool = false,
@@ -185,12 +195,21 @@ package final class RetractEngine: Sendable {
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
         let mode = mode ?? app.retractionMode
         let request = RetractionRequest(
-            appID: app.id, references: references, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey,
-            mode: mode, badge: badge)
-        guard !references.isEmpty else { throw RetractError(.invalidInput, "references: at least one reference", field: "references") }
-        try await check(mode: mode, badge: badge, app: app, references: references)
+            appID: app.id, references: references, selector: selector, requestedBy: requestedBy, reason: reason, dryRun: dryRun,
+            idempotencyKey: idempotencyKey, mode: mode, badge: badge)
+        if let selector {
+            guard references.isEmpty else {
+                throw RetractError(
+                    .invalidInput, "references: name references or one selector (here \(selector.kind.rawValue)), not both",
+                    field: "references")
+            }
+            if let (field, problem) = selector.problem() { throw RetractError(.invalidInput, "\(field): \(problem)", field: field) }
+        } else if references.isEmpty {
+            throw RetractError(.invalidInput, "references: at least one reference", field: "references")
+        }
+        try await check(mode: mode, badge: badge, app: app, target: selector.map { .selector($0) } ?? .references(references))
         var unknown: [ReferenceID] = []
-        if requireRecorded {
+        if requireRecorded && selector == nil {
             let recorded = try await RetractError.store { () async throws(StoreError) in
                 try await store.recordedReferences(appID: app.id, among: references)
             }
@@ -212,8 +231,8 @@ package final class RetractEngine: Sendable {
 
     /// Refuses what a mode cannot do before anything is written: a badge on
     /// a background push (APNs refuses `aps.badge` there), and `replace`
-    /// when no delivery of the references has a collapse id to replace.
-    private func check(mode: RetractionMode, badge: Int?, app: App, references: [ReferenceID]) async throws(RetractError) {
+    /// when no delivery it takes has a collapse id to replace.
+    private func check(mode: RetractionMode, badge: Int?, app: App, target: RetractionTarget) async throws(RetractError) {
         if let badge, badge < 0 || badge > RetractionMode.maximumBadge {
             throw RetractError(.invalidInput, "badge: \(badge); a badge is 0 to \(RetractionMode.maximumBadge)", field: "badge")
         }
@@ -225,13 +244,15 @@ package final class RetractEngine: Sendable {
         }
         guard mode == .replace else { return }
         let replaceable = try await RetractError.store { () async throws(StoreError) in
-            try await store.collapsedReferences(appID: app.id, among: references)
+            try await store.hasCollapseIDs(appID: app.id, target)
         }
-        guard replaceable.isEmpty else { return }
+        guard !replaceable else { return }
         let whose = app.retractionMode == .replace ? "app \(app.name)'s default mode, replace," : "replace"
+        let these =
+            if case .selector(let selector) = target { "the deliveries of this \(selector.kind.rawValue)" } else { "these references" }
         throw RetractError(
             .invalidInput,
-            "mode: \(whose) needs the collapse id each original was sent with, and no delivery of these references has one "
+            "mode: \(whose) needs the collapse id each original was sent with, and no delivery of \(these) has one "
                 + "(record them with their collapse id, or send them through Retract); use service-extension or background",
             field: "mode")
     }
@@ -241,7 +262,9 @@ package final class RetractEngine: Sendable {
         let retraction = try await RetractError.store { () async throws(StoreError) in try await store.retraction(id: id) }
         guard let retraction else { throw RetractError(.unknownRetraction, "no retraction \(id.uuidString.lowercased())") }
         let failures = try await RetractError.store { () async throws(StoreError) in try await store.retractionFailures(id: id) }
-        return RetractionStatus(retraction: retraction, failures: failures)
+        let dialect = try await app(id: retraction.appID)?.dialect ?? .canonical
+        return RetractionStatus(
+            retraction: retraction, failures: failures, warnings: RetractionWarnings.before(retraction, dialect: dialect))
     }
 }
 
@@ -264,17 +287,22 @@ package struct RetractionStatus: Sendable, Hashable {
     package var retraction: Retraction
     /// Devices given up on, by reason.
     package var failures: [String: Int]
+    /// What its app's dialect costs it (``RetractionWarnings/before(_:dialect:)``).
+    package var warnings: [String]
 
-    package init(retraction: Retraction, failures: [String: Int]) {
+    package init(retraction: Retraction, failures: [String: Int], warnings: [String] = []) {
         self.retraction = retraction
         self.failures = failures
+        self.warnings = warnings
     }
 
     package var isFinished: Bool { retraction.state == .done || retraction.state == .failed }
 
-    /// What the failures suggest about the app's own settings, if anything.
+    /// What the failures suggest about the app's own settings, if anything,
+    /// and what the number of pushes to one device may cost (``RetractionWarnings``).
     package var hints: [String] {
         let counts = retraction.counts
         return ConfigurationHint.hints(failures: failures, attempted: counts.sent + counts.dead - counts.skipped + counts.failed)
+            + (warnings.isEmpty ? RetractionWarnings.after(retraction) : [])
     }
 }

@@ -7,6 +7,10 @@ import RetractStore
 package struct RetractionPushes {
     package let mode: RetractionMode
     private var bodies: BodyCache
+    /// For a retraction by thread in the canonical dialect: the one body
+    /// every device gets, whatever its references (built at first use).
+    private let thread: String?
+    private var threadBodies: [Int: ByteBuffer] = [:]
 
     /// Why a device is not reached in `replace` mode: no collapse id was
     /// recorded for its original, so no alert can take its place.
@@ -26,8 +30,14 @@ package struct RetractionPushes {
     /// - Parameters:
     ///   - text: what the alert of `service-extension` and `replace` shows.
     ///   - badge: the app icon's badge the alerts set.
-    package init(mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?) {
+    ///   - thread: the conversation a retraction by thread takes. Its
+    ///     background and service-extension pushes then carry the thread
+    ///     rather than the references, in the canonical dialect; the legacy
+    ///     dialect, which has no threads, and `replace`, whose alerts go one
+    ///     per collapse id, carry references as for any retraction.
+    package init(mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?, thread: String? = nil) {
         self.mode = mode
+        self.thread = dialect == .canonical && mode != .replace ? thread : nil
         let aps: RetractionAPS =
             switch mode {
             case .background: .background
@@ -46,6 +56,11 @@ package struct RetractionPushes {
         func push(_ body: ByteBuffer, collapseID: String?) -> OutgoingPush {
             OutgoingPush(token: device.token, body: body, kind: .retraction(mode, collapseID: collapseID))
         }
+        if let thread {
+            let body = try threadBody(thread, limit: limit)
+            let collapseID = mode == .serviceExtension ? carrierCollapseID(for: device.references, on: device) : nil
+            return ([push(body, collapseID: collapseID)], [])
+        }
         switch mode {
         case .background:
             return (try bodies.bodies(for: device.references, limit: limit).map { push($0, collapseID: nil) }, [])
@@ -55,7 +70,7 @@ package struct RetractionPushes {
             // place rather than beside it. Each body carries its own references.
             var pushes: [OutgoingPush] = []
             for references in try bodies.references(for: device.references, limit: limit) {
-                let collapseID = references.lazy.filter { !device.superseded.contains($0) }.compactMap { device.collapseIDs[$0] }.first
+                let collapseID = carrierCollapseID(for: references, on: device)
                 pushes += try bodies.bodies(for: references, limit: limit).map { push($0, collapseID: collapseID) }
             }
             return (pushes, [])
@@ -76,5 +91,20 @@ package struct RetractionPushes {
             }
             return (pushes, unreached)
         }
+    }
+
+    /// The collapse id a `service-extension` carrier of `references` takes:
+    /// that of the first one the device still shows, so that, should the
+    /// extension not run, the carrier lands in that original's place.
+    private func carrierCollapseID(for references: [ReferenceID], on device: DeviceReferences) -> String? {
+        references.lazy.filter { !device.superseded.contains($0) }.compactMap { device.collapseIDs[$0] }.first
+    }
+
+    /// The thread's body under `limit`, built once per limit.
+    private mutating func threadBody(_ thread: String, limit: Int) throws -> ByteBuffer {
+        if let body = threadBodies[limit] { return body }
+        let body = ByteBuffer(bytes: try bodies.builder.threadRetractionBody(for: [thread], limit: limit, aps: bodies.aps))
+        threadBodies[limit] = body
+        return body
     }
 }

@@ -5,7 +5,20 @@ import Foundation
 package struct RetractionView: Encodable, Sendable {
     package var id: String
     package var app: String
+    /// The references it retracts; empty for a retraction by selector.
     package var references: [String]
+    /// For a retraction by selector: its label, one of these four...
+    package var thread: String?
+    package var sender: String?
+    package var recipient: String?
+    package var campaign: String?
+    /// ...and the range of send times it takes (`sentBefore` is always set).
+    package var sentAfter: Date?
+    package var sentBefore: Date?
+    /// For a retraction by selector: the references it matched when made.
+    package var referencesMatched: Int?
+    /// For a dry run or a retraction by selector: the most references one device is sent.
+    package var mostReferencesPerDevice: Int?
     package var reason: String?
     package var dryRun: Bool
     package var requestedBy: String
@@ -28,7 +41,13 @@ package struct RetractionView: Encodable, Sendable {
     /// Of `pending`, devices waiting for their push service to come back, and why.
     package var waiting: Int
     package var waitingReason: String?
+    /// Pushes accepted by the services: one per device sent to, more for a
+    /// device whose references need several.
+    package var pushes: Int
+    package var mostPushesToOneDevice: Int
     package var failures: [String: Int]
+    /// What the app's dialect costs this retraction, known before it is sent.
+    package var warnings: [String]?
     package var hints: [String]?
     package var createdAt: Date
     package var startedAt: Date?
@@ -41,6 +60,18 @@ package struct RetractionView: Encodable, Sendable {
         id = retraction.id.uuidString.lowercased()
         self.app = app
         references = retraction.references.map(\.rawValue)
+        if let selector = retraction.selector {
+            switch selector.kind {
+            case .thread: thread = selector.value
+            case .sender: sender = selector.value
+            case .recipient: recipient = selector.value
+            case .campaign: campaign = selector.value
+            }
+            sentAfter = selector.sentAfter
+            sentBefore = selector.sentBefore
+        }
+        referencesMatched = retraction.referencesMatched
+        mostReferencesPerDevice = retraction.mostReferences
         reason = retraction.reason
         dryRun = retraction.dryRun
         requestedBy = retraction.requestedBy
@@ -57,7 +88,10 @@ package struct RetractionView: Encodable, Sendable {
         retrying = retraction.counts.retrying
         waiting = retraction.counts.waiting
         waitingReason = retraction.waitingReason
+        pushes = retraction.pushes.total
+        mostPushesToOneDevice = retraction.pushes.mostToOneDevice
         failures = status.failures
+        warnings = status.warnings.isEmpty ? nil : status.warnings
         hints = status.hints.isEmpty ? nil : status.hints
         createdAt = retraction.createdAt
         startedAt = retraction.startedAt

@@ -201,7 +201,7 @@ package final class RetractionWorker: Sendable {
             return
         }
         if let reason = giveUpReason(for: item) {
-            let failed = try await store.giveUp(item, appID: job.app.id, references: job.retraction.references, reason: reason)
+            let failed = try await store.giveUp(item, of: job.retraction, reason: reason)
             logger.error(
                 "work item given up",
                 metadata: ["item": "\(item.id)", "retraction": "\(job.retraction.id)", "devices": "\(failed)", "reason": "\(reason)"])
@@ -231,8 +231,15 @@ package final class RetractionWorker: Sendable {
 
     private func workPage(_ item: ClaimedWorkItem, after: DeviceToken?, through: DeviceToken?, job: Job) async throws(StoreError) {
         logger.debug("reading a page", metadata: ["item": "\(item.id)"])
-        let page = try await store.devicePage(
-            appID: job.app.id, references: job.retraction.references, after: after, through: through, limit: settings.pageSize)
+        let page: DevicePage
+        switch job.retraction.target {
+        case .references(let references):
+            page = try await store.devicePage(
+                appID: job.app.id, references: references, after: after, through: through, limit: settings.pageSize)
+        case .selector(let selector):
+            page = try await store.devicePage(
+                appID: job.app.id, selector: selector, after: after, through: through, limit: settings.pageSize)
+        }
         logger.debug("page read", metadata: ["item": "\(item.id)", "devices": "\(page.devices.count)"])
         // The rest of the range becomes an item another lane can take now.
         var end = through
@@ -270,9 +277,9 @@ package final class RetractionWorker: Sendable {
         }
         var tally = Tally(budget: settings.retryBudget)
         let now = Date()
-        for (device, outcome) in zip(page.devices.prefix(settled), sending.outcomes) {
-            guard let outcome else { continue }
-            tally.add(outcome, for: device, attempt: 1, isRetry: false, failingSince: nil, now: now)
+        for (index, device) in page.devices.prefix(settled).enumerated() {
+            guard let outcome = sending.outcomes[index] else { continue }
+            tally.add(outcome, for: device, pushes: sending.pushes[index], attempt: 1, isRetry: false, failingSince: nil, now: now)
         }
         let skipped = remainder.map { remainder in page.skipped.filter { $0 <= remainder.after }.count } ?? page.deadSkipped
         tally.counts.dead += skipped
@@ -306,7 +313,9 @@ package final class RetractionWorker: Sendable {
             let failingSince = item.firstFailedAt.map { first in
                 item.waitingSince.map { first.addingTimeInterval(now.timeIntervalSince($0)) } ?? first
             }
-            tally.add(outcome, for: device, attempt: item.attempts, isRetry: true, failingSince: failingSince, now: now)
+            tally.add(
+                outcome, for: device, pushes: sending.pushes[0], attempt: item.attempts, isRetry: true, failingSince: failingSince, now: now
+            )
         }
         try await finish(item, tally: tally, stopReason: sending.stopReason, remainder: nil, job: job)
     }
@@ -324,7 +333,8 @@ package final class RetractionWorker: Sendable {
         _ item: ClaimedWorkItem, tally: Tally, stopReason: String?, remainder: PageRemainder?, job: Job
     ) async throws(StoreError) {
         let result = WorkResult(
-            item: item, counts: tally.counts, retries: tally.retries, deadTokens: tally.dead, failures: tally.failures,
+            item: item, counts: tally.counts, pushes: tally.pushes, retries: tally.retries, deadTokens: tally.dead,
+            failures: tally.failures,
             stopReason: stopReason, remainder: remainder)
         logger.debug("finishing", metadata: ["item": "\(item.id)"])
         let finished = try await store.waitingOutLostConnections(for: settings.lease) { () async throws(StoreError) in
@@ -386,6 +396,8 @@ package final class RetractionWorker: Sendable {
     private struct Sending {
         /// One per device, in order; nil for a device not sent to (sending stopped before it).
         var outcomes: [PushOutcome?]
+        /// The pushes the service accepted, per device.
+        var pushes: [Int]
         /// Set when the app's credentials could not be used or were refused:
         /// the retraction stops, and its account says why.
         var stopReason: String?
@@ -403,8 +415,10 @@ package final class RetractionWorker: Sendable {
         guard RetractionPushes.usesCollapseIDs(job.retraction.mode), devices.contains(where: { !$0.collapseIDs.isEmpty }) else {
             return devices
         }
-        let superseded = try await store.supersededReferences(
-            appID: job.app.id, devices: devices, retracted: job.retraction.references)
+        // A selector names no references: those of the devices in hand are the ones being retracted.
+        let retracted =
+            job.retraction.selector == nil ? job.retraction.references : Array(Set(devices.flatMap(\.references)))
+        let superseded = try await store.supersededReferences(appID: job.app.id, devices: devices, retracted: retracted)
         guard !superseded.isEmpty else { return devices }
         return devices.map { device in
             var device = device
@@ -417,7 +431,7 @@ package final class RetractionWorker: Sendable {
     /// After a refusal, a push that could not reach its service, or the
     /// retraction's stop, no more pushes start.
     private func send(_ devices: [DeviceReferences], job: Job, attempt: Int) async -> Sending {
-        var sending = Sending(outcomes: Array(repeating: nil, count: devices.count))
+        var sending = Sending(outcomes: Array(repeating: nil, count: devices.count), pushes: Array(repeating: 0, count: devices.count))
         // Made before anything is sent: credentials that cannot be used stop the retraction with nothing counted.
         var transports: [PushService: any PushTransport] = [:]
         for service in Set(devices.map(\.transport)) {
@@ -429,13 +443,14 @@ package final class RetractionWorker: Sendable {
             }
         }
         var plan = RetractionPushes(
-            mode: job.retraction.mode, dialect: job.app.dialect, text: job.app.retractionText, badge: job.retraction.badge)
+            mode: job.retraction.mode, dialect: job.app.dialect, text: job.app.retractionText, badge: job.retraction.badge,
+            thread: job.retraction.selector.flatMap { $0.kind == .thread ? $0.value : nil })
         let halted = NIOLockedValueBox(false)
         let sender = sender
         let window = sender.window
         let stopped = stopped
         let retractionID = job.retraction.id
-        await withTaskGroup(of: (Int, PushOutcome).self) { group in
+        await withTaskGroup(of: (index: Int, outcome: PushOutcome, accepted: Int).self) { group in
             for (index, device) in devices.enumerated() {
                 if Task.isCancelled { break }
                 let pushes: [OutgoingPush]
@@ -465,10 +480,12 @@ package final class RetractionWorker: Sendable {
                 group.addTask {
                     defer { window.release() }
                     var outcome = PushOutcome.accepted
+                    var accepted = 0
                     // A device whose references need more than one body gets each; all must be accepted.
                     for push in pushes {
                         outcome = await sender.send(push, via: transport, attempt: attempt)
                         guard case .accepted = outcome else { break }
+                        accepted += 1
                     }
                     // The rest went out; the device still shows what could not be replaced.
                     if case .accepted = outcome, !unreached.isEmpty { outcome = .failed(reason: RetractionPushes.noCollapseID) }
@@ -477,11 +494,12 @@ package final class RetractionWorker: Sendable {
                     case .authenticationFailed, .unreachable: halted.withLockedValue { $0 = true }
                     default: break
                     }
-                    return (index, outcome)
+                    return (index, outcome, accepted)
                 }
             }
-            for await (index, outcome) in group {
+            for await (index, outcome, accepted) in group {
                 sending.outcomes[index] = outcome
+                sending.pushes[index] = accepted
                 sender.metrics.count(1, .retraction, outcome: outcome)
                 switch outcome {
                 case .authenticationFailed(let reason):

@@ -9,6 +9,7 @@ package struct Tally: Sendable {
     /// How long a device is retried after its first retryable answer.
     package let budget: Duration
     package var counts = RetractionCounts()
+    package var pushes = PushesSent()
     package var retries: [PushRetry] = []
     package var dead: [DeadToken] = []
     package var failures: [String: Int] = [:]
@@ -18,13 +19,16 @@ package struct Tally: Sendable {
     }
 
     /// - Parameters:
+    ///   - pushes: how many of the device's pushes the service accepted.
     ///   - isRetry: the device was a queued retry, counted in `retrying` until now.
     ///   - failingSince: when the device was first answered with a retryable error, if it was.
     ///   - now: the time of the answer.
     package mutating func add(
-        _ outcome: PushOutcome, for device: DeviceReferences, attempt: Int, isRetry: Bool, failingSince: Date?, now: Date
+        _ outcome: PushOutcome, for device: DeviceReferences, pushes: Int = 1, attempt: Int, isRetry: Bool, failingSince: Date?,
+        now: Date
     ) {
         let settled = isRetry ? -1 : 0
+        self.pushes.add(PushesSent(total: pushes, mostToOneDevice: pushes))
         switch outcome {
         case .accepted:
             counts.sent += 1

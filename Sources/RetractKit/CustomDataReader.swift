@@ -15,6 +15,7 @@ struct CustomDataReader {
     /// Every removal flag read, with its path, in reading order.
     private var flags: [(path: String, value: Bool)] = []
     private var known = Set<ReferenceID>()
+    private var knownThreads = Set<String>()
 
     /// Reads a custom data value from `userInfo`: an object, a JSON string or
     /// JSON `Data` holding one.
@@ -52,6 +53,16 @@ struct CustomDataReader {
             for reference in batch(value, path: batchPath) where !knownBefore.contains(reference) {
                 customData.referenceIDs.append(reference)
                 known.insert(reference)
+            }
+        }
+        let threadPath = Self.path(path, PayloadDialect.threadIDKey)
+        if customData.threadID == nil, let value = try lookup(PayloadDialect.threadIDKey) {
+            customData.threadID = diagnosing { () throws(RetractPayloadError) in try NotificationCustomData.thread(value, path: threadPath)
+            }
+        }
+        if let value = try lookup(PayloadDialect.threadIDsKey) {
+            for thread in threads(value, path: Self.path(path, PayloadDialect.threadIDsKey)) where knownThreads.insert(thread).inserted {
+                customData.threadIDs.append(thread)
             }
         }
         for key in PayloadDialect.allCases.map(\.mustRemoveKey) {
@@ -94,6 +105,33 @@ struct CustomDataReader {
         }
         return elements.enumerated().compactMap { index, element in
             diagnosing { () throws(RetractPayloadError) in try NotificationCustomData.reference(element, path: "\(path)[\(index)]") }
+        }
+    }
+
+    /// The threads of a retraction: one thread id (a string or an integer),
+    /// an array of them, or a JSON array in a string (FCM data values are
+    /// strings). A string that is not a JSON array is one thread id.
+    private mutating func threads(_ value: PayloadValue, path: String) -> [String] {
+        let elements: [PayloadValue]
+        switch value {
+        case .array(let array):
+            elements = array
+        case .string(let text):
+            if let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
+                case .array(let array) = PayloadValue(parsed)
+            {
+                elements = array
+            } else {
+                elements = [value]
+            }
+        default:
+            elements = [value]
+        }
+        let single = elements.count == 1 && value == elements[0]
+        return elements.enumerated().compactMap { index, element in
+            diagnosing { () throws(RetractPayloadError) in
+                try NotificationCustomData.thread(element, path: single ? path : "\(path)[\(index)]")
+            }
         }
     }
 

@@ -7,36 +7,48 @@ public struct DeliveredNotification: Hashable, Sendable {
     /// Further references the notification stands for, such as the messages
     /// a summary ("3 new messages") was sent for.
     public var referenceIDs: [ReferenceID]
+    /// The conversations it belongs to: its request's `threadIdentifier`
+    /// (`aps.thread-id`) and the `pushNotificationThreadId` of its custom data.
+    public var threadIDs: [String]
 
-    public init(identifier: String, referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = []) {
+    public init(identifier: String, referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], threadIDs: [String] = []) {
         self.identifier = identifier
         self.referenceID = referenceID
         self.referenceIDs = referenceIDs
+        self.threadIDs = threadIDs
     }
 
     /// Reads the references from the notification's `userInfo`, as a
-    /// retraction's are read (both custom data keys, or the top level); a
-    /// value that cannot be read is left out, and a notification without
-    /// references is matchable by identifier only.
-    public init(identifier: String, userInfo: [AnyHashable: Any]) {
+    /// retraction's are read (both custom data keys, or the top level), and
+    /// its thread from `threadIdentifier` (on a device, the request
+    /// content's; else `aps.thread-id`) and the custom data; a value that
+    /// cannot be read is left out, and a notification without references is
+    /// matchable by identifier only.
+    public init(identifier: String, userInfo: [AnyHashable: Any], threadIdentifier: String? = nil) {
         let customData = RetractPayload.read(userInfo).customData
-        self.init(identifier: identifier, referenceID: customData?.referenceID, referenceIDs: customData?.referenceIDs ?? [])
+        let apsThread = (userInfo["aps"] as? [AnyHashable: Any])?["thread-id"] as? String
+        let threads = [threadIdentifier ?? apsThread, customData?.threadID].compactMap { $0 }.filter { !$0.isEmpty }
+        self.init(
+            identifier: identifier, referenceID: customData?.referenceID, referenceIDs: customData?.referenceIDs ?? [],
+            threadIDs: Array(Set(threads)).sorted())
     }
 
-    /// Whether a retraction of `references` removes this notification: one of
-    /// its references is among them, or its identifier is.
-    public func isRetracted(by references: Set<ReferenceID>) -> Bool {
+    /// Whether a retraction of `references` and `threads` removes this
+    /// notification: one of its references is among them, or its identifier
+    /// is, or one of its threads is.
+    public func isRetracted(by references: Set<ReferenceID>, threads: Set<String> = []) -> Bool {
         if let referenceID, references.contains(referenceID) { return true }
         if referenceIDs.contains(where: references.contains) { return true }
+        if threadIDs.contains(where: threads.contains) { return true }
         return references.contains(ReferenceID(identifier))
     }
 }
 
 extension Sequence<DeliveredNotification> {
-    /// The identifiers a retraction of `references` removes, in delivery order,
-    /// each once.
-    public func identifiers(retractedBy references: Set<ReferenceID>) -> [String] {
+    /// The identifiers a retraction of `references` and `threads` removes, in
+    /// delivery order, each once.
+    public func identifiers(retractedBy references: Set<ReferenceID>, threads: Set<String> = []) -> [String] {
         var seen = Set<String>()
-        return filter { $0.isRetracted(by: references) && seen.insert($0.identifier).inserted }.map(\.identifier)
+        return filter { $0.isRetracted(by: references, threads: threads) && seen.insert($0.identifier).inserted }.map(\.identifier)
     }
 }

@@ -18,11 +18,21 @@ public struct NotificationCustomData: Hashable, Sendable {
     public var referenceIDs: [ReferenceID]
     /// The removal flag (`isReferredNotificationMustRemoved`).
     public var mustRemoveReferred: Bool
+    /// An original's conversation (`pushNotificationThreadId`).
+    public var threadID: String?
+    /// The conversations a retraction removes (`pushNotificationThreadIds`):
+    /// every notification whose thread is one of them.
+    public var threadIDs: [String]
 
-    public init(referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], mustRemoveReferred: Bool = false) {
+    public init(
+        referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], mustRemoveReferred: Bool = false, threadID: String? = nil,
+        threadIDs: [String] = []
+    ) {
         self.referenceID = referenceID
         self.referenceIDs = referenceIDs
         self.mustRemoveReferred = mustRemoveReferred
+        self.threadID = threadID
+        self.threadIDs = threadIDs
     }
 
     /// Every reference the custom data names, single and batch, without repeats.
@@ -52,6 +62,17 @@ extension NotificationCustomData {
         try reader.read(path: path, lookup: lookup)
         if let problem = reader.diagnostics.first { throw problem }
         self = reader.customData
+    }
+
+    /// A thread id: read as a reference is (a non-empty string or an
+    /// integer); null means absent.
+    static func thread(_ value: PayloadValue, path: String) throws(RetractPayloadError) -> String? {
+        do {
+            return try reference(value, path: path)?.rawValue
+        } catch {
+            guard case .invalidValue(let key, let reason) = error else { throw error }
+            throw .invalidValue(key: key, reason: reason.replacingOccurrences(of: "reference", with: "thread id"))
+        }
     }
 
     /// A reference: a non-empty string or an integer; null means absent.
@@ -146,6 +167,10 @@ extension NotificationCustomData: Codable {
         }
         if mustRemoveReferred {
             try container.encode(true, forKey: AnyKey(PayloadDialect.canonical.mustRemoveKey))
+        }
+        try container.encodeIfPresent(threadID, forKey: AnyKey(PayloadDialect.threadIDKey))
+        if !threadIDs.isEmpty {
+            try container.encode(threadIDs, forKey: AnyKey(PayloadDialect.threadIDsKey))
         }
     }
 

@@ -30,9 +30,24 @@ public struct PayloadBuilder: Hashable, Sendable {
     /// `payload` (a JSON object, the notification as the caller wrote it) with
     /// the reference written into its custom data. Other keys of existing custom
     /// data are kept; an existing reference is replaced.
-    public func originalPayload(_ payload: Data, reference: ReferenceID) throws -> Data {
+    ///
+    /// With `thread`, the notification's `aps.thread-id` is the thread (iOS
+    /// groups the conversation's notifications by it, and a retraction by
+    /// thread finds them by it) and, in the canonical dialect, so is
+    /// `pushNotificationThreadId` in the custom data, for Android apps, which
+    /// see no `aps`. A payload whose `aps.thread-id` is another thread is refused.
+    public func originalPayload(_ payload: Data, reference: ReferenceID, thread: String? = nil) throws -> Data {
         guard var object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] else {
             throw RetractPayloadError.invalidJSON(key: "payload", reason: "the payload must be a JSON object")
+        }
+        if let thread {
+            var aps = object["aps"] as? [String: Any] ?? [:]
+            if let existing = aps["thread-id"], (existing as? String) != thread {
+                throw RetractPayloadError.invalidValue(
+                    key: "aps.thread-id", reason: "the payload's thread-id is \(existing), not the notification's thread \"\(thread)\"")
+            }
+            aps["thread-id"] = thread
+            object["aps"] = aps
         }
         for other in PayloadDialect.allCases where other != dialect && object[other.customDataKey] != nil {
             throw RetractPayloadError.invalidValue(
@@ -55,7 +70,8 @@ public struct PayloadBuilder: Hashable, Sendable {
                 customData[key] = nil
             }
         }
-        let ownData = try JSONSerialization.jsonObject(with: originalCustomData(for: reference)) as? [String: Any] ?? [:]
+        var ownData = try JSONSerialization.jsonObject(with: originalCustomData(for: reference)) as? [String: Any] ?? [:]
+        if let thread, dialect == .canonical { ownData[PayloadDialect.threadIDKey] = thread }
         customData.merge(ownData) { _, own in own }
         object[dialect.customDataKey] = customData
         let body = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
@@ -118,6 +134,31 @@ public struct PayloadBuilder: Hashable, Sendable {
             let packing = BodyPacking(singleOverhead: template.singleOverhead, batchOverhead: template.batchOverhead, limit: limit)
             return (unique, encoded, try packing.pack(encoded.map(\.count)), template)
         }
+    }
+
+    /// The body of a retraction of every notification in `threads` (their
+    /// `aps.thread-id`, or `pushNotificationThreadId` in their custom data),
+    /// however many messages each holds: one push per device.
+    ///
+    /// Only the canonical dialect has threads; the legacy dialect's clients
+    /// read one reference per push, so a thread is retracted there by its
+    /// references (``retractionBodies(for:limit:aps:)``).
+    public func threadRetractionBody(
+        for threads: [String], limit: Int = maximumBodySize, aps: RetractionAPS = .background
+    ) throws -> Data {
+        guard dialect == .canonical else {
+            throw RetractPayloadError.invalidValue(
+                key: PayloadDialect.threadIDsKey, reason: "the legacy dialect cannot carry threads; retract their references instead")
+        }
+        guard !threads.isEmpty, !threads.contains(where: \.isEmpty) else {
+            throw RetractPayloadError.invalidValue(key: PayloadDialect.threadIDsKey, reason: "a thread id must not be empty")
+        }
+        let list = threads.map(JSONText.quoted).joined(separator: ",")
+        let body = Data(
+            (#"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{" + JSONText.quoted(PayloadDialect.threadIDsKey)
+                + ":[" + list + "]," + JSONText.quoted(dialect.mustRemoveKey) + ":true}}").utf8)
+        try Self.checkSize(body, limit: limit)
+        return body
     }
 
     /// Throws ``RetractPayloadError/bodyTooLarge(size:limit:)`` when `body` is over `limit`.

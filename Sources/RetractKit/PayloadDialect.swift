@@ -38,4 +38,10 @@ public enum PayloadDialect: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// The key of a batch of references; only the canonical dialect has one.
     public static let referenceIDsKey = "pushNotificationReferenceIds"
+    /// The key of an original's conversation (thread) in its custom data;
+    /// only the canonical dialect has one. `aps.thread-id` says the same.
+    public static let threadIDKey = "pushNotificationThreadId"
+    /// The key of the conversations a retraction removes every notification
+    /// of; only the canonical dialect has one.
+    public static let threadIDsKey = "pushNotificationThreadIds"
 }

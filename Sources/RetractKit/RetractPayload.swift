@@ -18,11 +18,23 @@ public enum RetractPayload {
         }
 
         /// The references to remove, or nil when the push is not a retraction:
-        /// no removal flag set to an accepted true value, or no reference.
+        /// no removal flag set to an accepted true value, or neither a
+        /// reference nor a thread. A retraction of threads alone has no
+        /// references: see ``retractedThreads``.
         public var retraction: Set<ReferenceID>? {
             guard let customData, customData.mustRemoveReferred else { return nil }
             let references = Set(customData.references)
-            return references.isEmpty ? nil : references
+            return references.isEmpty && customData.threadIDs.isEmpty ? nil : references
+        }
+
+        /// The conversations whose every notification a retraction removes
+        /// (`pushNotificationThreadIds`); empty when the push is not a
+        /// retraction. An original's own `pushNotificationThreadId` is not one:
+        /// a retraction that copies the original's custom data removes only
+        /// the original.
+        public var retractedThreads: Set<String> {
+            guard retraction != nil, let customData else { return [] }
+            return Set(customData.threadIDs)
         }
     }
 
@@ -74,7 +86,10 @@ public enum RetractPayload {
 
     /// Whether a push carries custom data keys at its top level.
     private static func hasTopLevelKeys(_ userInfo: [AnyHashable: Any]) -> Bool {
-        let keys = PayloadDialect.allCases.flatMap { [$0.referenceIDKey, $0.mustRemoveKey] } + [PayloadDialect.referenceIDsKey]
+        let keys =
+            PayloadDialect.allCases.flatMap { [$0.referenceIDKey, $0.mustRemoveKey] } + [
+                PayloadDialect.referenceIDsKey, PayloadDialect.threadIDKey, PayloadDialect.threadIDsKey,
+            ]
         return keys.contains { userInfo[$0] != nil }
     }
 }

@@ -39,16 +39,22 @@ public struct RetractionHandler: Sendable {
         guard let references = reading.retraction else {
             return RetractionReport(outcome: .notARetraction, diagnostics: reading.diagnostics)
         }
-        return RetractionReport(outcome: await retract(references), references: references, diagnostics: reading.diagnostics)
+        let threads = reading.retractedThreads
+        return RetractionReport(
+            outcome: await retract(references, threads: threads), references: references, threads: threads,
+            diagnostics: reading.diagnostics)
     }
 
     /// Removes the delivered notifications that carry, or are identified by,
-    /// one of `references`.
-    public func retract(_ references: Set<ReferenceID>) async -> RetractionOutcome {
+    /// one of `references`, and those in one of `threads`.
+    ///
+    /// References are remembered as tombstones; threads are not: a
+    /// conversation retracted goes on, and its next messages must show.
+    public func retract(_ references: Set<ReferenceID>, threads: Set<String> = []) async -> RetractionOutcome {
         // A tombstone that cannot be saved only costs the late-original check;
         // the removal itself must still happen.
-        try? tombstones?.record(references)
-        let identifiers = await center.deliveredNotifications().identifiers(retractedBy: references)
+        if !references.isEmpty { try? tombstones?.record(references) }
+        let identifiers = await center.deliveredNotifications().identifiers(retractedBy: references, threads: threads)
         guard !identifiers.isEmpty else { return .noMatch }
         center.removeDeliveredNotifications(withIdentifiers: identifiers)
         return .removed(identifiers)

@@ -13,13 +13,18 @@ public struct RetractionReport: Hashable, Sendable {
     public var outcome: RetractionOutcome
     /// The references the push retracted; empty when it is not a retraction.
     public var references: Set<ReferenceID>
+    /// The conversations the push retracted (``RetractPayload/Reading/retractedThreads``).
+    public var threads: Set<String>
     /// Values of the push that could not be read and were left out
     /// (``RetractPayload/Reading/diagnostics``).
     public var diagnostics: [RetractPayloadError]
 
-    public init(outcome: RetractionOutcome, references: Set<ReferenceID> = [], diagnostics: [RetractPayloadError] = []) {
+    public init(
+        outcome: RetractionOutcome, references: Set<ReferenceID> = [], threads: Set<String> = [], diagnostics: [RetractPayloadError] = []
+    ) {
         self.outcome = outcome
         self.references = references
+        self.threads = threads
         self.diagnostics = diagnostics
     }
 }

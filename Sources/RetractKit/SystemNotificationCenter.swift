@@ -12,7 +12,9 @@ public struct SystemNotificationCenter: DeliveredNotificationCenter {
             UNUserNotificationCenter.current().getDeliveredNotifications { notifications in
                 continuation.resume(
                     returning: notifications.map {
-                        DeliveredNotification(identifier: $0.request.identifier, userInfo: $0.request.content.userInfo)
+                        DeliveredNotification(
+                            identifier: $0.request.identifier, userInfo: $0.request.content.userInfo,
+                            threadIdentifier: $0.request.content.threadIdentifier)
                     }
                 )
             }

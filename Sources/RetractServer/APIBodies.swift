@@ -73,6 +73,12 @@ struct DeliveryBody: Decodable {
     var transport: String?
     /// The `apns-collapse-id` (Android: notification tag) it was sent with.
     var collapseId: String?
+    var thread: String?
+    var sender: String?
+    var recipient: String?
+    var campaign: String?
+
+    var labels: DeliveryLabels { DeliveryLabels(thread: thread, sender: sender, recipient: recipient, campaign: campaign) }
 }
 
 struct RecordedView: Encodable {
@@ -88,6 +94,12 @@ struct NotificationBody: Decodable {
     var payload: JSONObjectShape
     var collapseID: String?
     var transport: String?
+    var thread: String?
+    var sender: String?
+    var recipient: String?
+    var campaign: String?
+
+    var labels: DeliveryLabels { DeliveryLabels(thread: thread, sender: sender, recipient: recipient, campaign: campaign) }
 }
 
 /// Decodes only to check that a value is a JSON object.
@@ -106,12 +118,26 @@ struct JSONObjectShape: Decodable {
 
 struct RetractionBody: Decodable {
     var app: String
-    var references: [String]
+    /// The references to retract, unless a selector is given.
+    var references: [String]?
+    /// One selector instead of references: every delivery of the app with this label.
+    var thread: String?
+    var sender: String?
+    var recipient: String?
+    var campaign: String?
+    /// The selector's range (RFC 3339): sent at or after, and before.
+    var sentAfter: String?
+    var sentBefore: String?
     var reason: String?
     var dryRun: Bool?
     /// `background`, `service-extension` or `replace`; the app's default when absent.
     var mode: String?
     var badge: Int?
+
+    /// The selectors given, by field.
+    var selectors: [(kind: RetractionSelector.Kind, value: String)] {
+        DeliveryLabels(thread: thread, sender: sender, recipient: recipient, campaign: campaign).given
+    }
 }
 
 struct RetractionCreatedView: Encodable {
@@ -122,6 +148,12 @@ struct RetractionCreatedView: Encodable {
     var state: String
     var dryRun: Bool
     var mode: String
+    /// For a retraction by selector: how many references it matched.
+    var referencesMatched: Int?
+    /// For a dry run: the most references one device would be sent.
+    var mostReferencesPerDevice: Int?
+    /// What the caller should know before (or after) it goes out.
+    var warnings: [String]?
 }
 
 struct DeviceFeedView: Encodable {

@@ -48,7 +48,7 @@ extension RetractAPI {
                 recordings.append(
                     try engine.recording(
                         app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: object.collapseId,
-                        now: now))
+                        labels: object.labels, now: now))
             } catch {
                 throw error.within(prefix)
             }
@@ -80,7 +80,7 @@ extension RetractAPI {
         do {
             report = try await engine.send(
                 app: app, reference: reference, tokens: tokens, payload: payload,
-                collapseID: given.collapseID.map { .custom($0) } ?? .reference, via: service, resuming: resuming)
+                collapseID: given.collapseID.map { .custom($0) } ?? .reference, labels: given.labels, via: service, resuming: resuming)
         } catch {
             if let progress = error.partialSend, input.idempotencyKey != nil, let kept = try? JSONEncoder().encode(progress) {
                 let problem = APIRequestMiddleware.problem(for: error)

@@ -18,14 +18,7 @@ extension RetractAPI {
         try caller.require(.retract)
         let given = try JSONBody.decode(RetractionBody.self, from: body)
         let app = try await app(named: given.app, for: caller, field: "app")
-        guard !given.references.isEmpty else { throw APIProblem.invalid("references", "at least one reference") }
-        guard given.references.count <= RetractionRequest.maximumReferences else {
-            throw APIProblem.invalid("references", "\(given.references.count) references; at most \(RetractionRequest.maximumReferences)")
-        }
-        var references: [ReferenceID] = []
-        for (index, text) in given.references.enumerated() {
-            references.append(try Validate.reference(text, field: "references[\(index)]"))
-        }
+        let (references, selector) = try Self.target(of: given)
         var reason: String?
         if let text = given.reason { reason = try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength) }
         let dryRun = given.dryRun ?? false
@@ -36,14 +29,52 @@ extension RetractAPI {
         // a crash that lost the HTTP layer's record still finds the first retraction.
         let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: references, requestedBy: caller.actor, reason: reason, dryRun: dryRun, idempotencyKey: ledgerKey,
-            mode: mode, badge: given.badge)
+            app: app, references: references, selector: selector, requestedBy: caller.actor, reason: reason, dryRun: dryRun,
+            idempotencyKey: ledgerKey, mode: mode, badge: given.badge)
+        let warnings = RetractionWarnings.before(retraction, dialect: app.dialect)
         return Answer(
             .accepted,
             RetractionCreatedView(
                 id: retraction.id.uuidString.lowercased(), app: app.name, devices: retraction.counts.total,
-                state: retraction.state.rawValue, dryRun: retraction.dryRun, mode: retraction.mode.rawValue),
+                state: retraction.state.rawValue, dryRun: retraction.dryRun, mode: retraction.mode.rawValue,
+                referencesMatched: retraction.referencesMatched, mostReferencesPerDevice: retraction.mostReferences,
+                warnings: warnings.isEmpty ? nil : warnings),
             headers: [.location: "/v1/retractions/\(retraction.id.uuidString.lowercased())"])
+    }
+
+    /// The references a retraction body names, or the one selector it gives
+    /// instead, with its range; each bad field named.
+    static func target(of given: RetractionBody) throws(APIProblem) -> (references: [ReferenceID], selector: RetractionSelector?) {
+        let selectors = given.selectors
+        if selectors.count > 1 {
+            throw APIProblem.invalid(
+                selectors[1].kind.rawValue,
+                "give one selector, not \(selectors.map(\.kind.rawValue).joined(separator: " and ")): a retraction takes one")
+        }
+        guard let (kind, value) = selectors.first else {
+            for (field, value) in [("sentAfter", given.sentAfter), ("sentBefore", given.sentBefore)] where value != nil {
+                throw APIProblem.invalid(field, "a time range goes with a selector (thread, sender, recipient or campaign)")
+            }
+            guard let texts = given.references, !texts.isEmpty else {
+                throw APIProblem.invalid("references", "at least one reference, or one selector: thread, sender, recipient or campaign")
+            }
+            guard texts.count <= RetractionRequest.maximumReferences else {
+                throw APIProblem.invalid("references", "\(texts.count) references; at most \(RetractionRequest.maximumReferences)")
+            }
+            var references: [ReferenceID] = []
+            for (index, text) in texts.enumerated() {
+                references.append(try Validate.reference(text, field: "references[\(index)]"))
+            }
+            return (references, nil)
+        }
+        if given.references != nil {
+            throw APIProblem.invalid("references", "name references or a selector (here \(kind.rawValue)), not both")
+        }
+        let selector = RetractionSelector(
+            kind, value, sentAfter: try given.sentAfter.map { (text) throws(APIProblem) in try Validate.date(text, field: "sentAfter") },
+            sentBefore: try given.sentBefore.map { (text) throws(APIProblem) in try Validate.date(text, field: "sentBefore") })
+        if let (field, problem) = selector.problem() { throw APIProblem.invalid(field, problem) }
+        return ([], selector)
     }
 
     /// `GET /v1/retractions/{id}`: a retraction's state and counts.

@@ -12,9 +12,12 @@ package struct Delivery: Hashable, Sendable {
     /// The original's `apns-collapse-id` (its identifier on an iPhone, its
     /// tag on Android), when it had one: what a `replace` retraction replaces.
     package var collapseID: String?
+    /// Its conversation, sender, recipient and campaign, where given.
+    package var labels: DeliveryLabels
 
     package init(
-        appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date, transport: PushService = .apns, collapseID: String? = nil
+        appID: Int64, reference: ReferenceID, token: DeviceToken, sentAt: Date, transport: PushService = .apns, collapseID: String? = nil,
+        labels: DeliveryLabels = DeliveryLabels()
     ) {
         self.appID = appID
         self.reference = reference
@@ -22,6 +25,7 @@ package struct Delivery: Hashable, Sendable {
         self.sentAt = sentAt
         self.transport = transport
         self.collapseID = collapseID
+        self.labels = labels
     }
 
     /// The longest collapse id APNs takes, in UTF-8 bytes.
@@ -123,8 +127,39 @@ extension DevicePage {
         let cutoff = perReference.values.filter { $0.count == limit }.map(\.last).min()
         let tokens = devices.keys.sorted().filter { token in cutoff.map { token <= $0 } ?? true }
         // Several references can bring up to `limit` devices each: the page keeps the first `limit`.
-        var page = DevicePage(devices: [], last: nil, mayHaveMore: cutoff != nil || tokens.count > limit)
-        for token in tokens.prefix(limit) {
+        self.init(tokens: Array(tokens.prefix(limit)), of: devices, mayHaveMore: cutoff != nil || tokens.count > limit)
+    }
+
+    /// The page made of a selector's rows in token order: at most `limit`
+    /// devices. With `lastMayContinue` (the rows were cut at a row limit),
+    /// the last device's rows may go on past them, so it is left to the next
+    /// page, unless it is the only device.
+    init(selecting rows: [Row], limit: Int, mayHaveMore: Bool, lastMayContinue: Bool) {
+        var devices: [DeviceToken: Device] = [:]
+        var tokens: [DeviceToken] = []
+        for row in rows {
+            if devices[row.token] == nil {
+                tokens.append(row.token)
+                devices[row.token] = Device(transport: row.transport)
+            }
+            devices[row.token]!.add(row)
+        }
+        var more = mayHaveMore
+        if lastMayContinue, tokens.count > 1 {
+            tokens.removeLast()
+            more = true
+        }
+        if tokens.count > limit {
+            tokens.removeLast(tokens.count - limit)
+            more = true
+        }
+        self.init(tokens: tokens, of: devices, mayHaveMore: more)
+    }
+
+    /// The page of `tokens`, in order, each device made of its merged rows.
+    private init(tokens: [DeviceToken], of devices: [DeviceToken: Device], mayHaveMore: Bool) {
+        var page = DevicePage(devices: [], last: nil, mayHaveMore: mayHaveMore)
+        for token in tokens {
             let device = devices[token]!
             page.last = token
             if device.references.isEmpty {

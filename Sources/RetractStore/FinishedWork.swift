@@ -6,6 +6,8 @@ import Foundation
 package struct FinishedWork {
     /// Counts to add, per retraction.
     package var counts: [UUID: RetractionCounts] = [:]
+    /// Pushes to add, per retraction.
+    package var pushes: [UUID: PushesSent] = [:]
     /// Devices to try again, with their retraction.
     package var retries: [(UUID, PushRetry)] = []
     /// Tokens found dead, per app.
@@ -26,6 +28,7 @@ package struct FinishedWork {
             if let reason = result.stopReason { stops[id] = reason }
             if let remainder = result.remainder { remainders.append((id, remainder)) }
             counts[id, default: RetractionCounts()] += result.counts
+            pushes[id, default: PushesSent()].add(result.pushes)
             retries += result.retries.map { (id, $0) }
             if let appID = appIDs[id], !result.deadTokens.isEmpty { dead[appID, default: []] += result.deadTokens }
             failures[id, default: [:]].merge(result.failures, uniquingKeysWith: +)

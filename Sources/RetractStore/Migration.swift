@@ -32,5 +32,7 @@ package struct Migration: Hashable, Sendable {
         Migration(
             version: 6, name: "0006_delivery_modes.sql",
             sql: String(decoding: PackageResources._006_delivery_modes_sql, as: UTF8.self)),
+        Migration(
+            version: 7, name: "0007_delivery_labels.sql", sql: String(decoding: PackageResources._007_delivery_labels_sql, as: UTF8.self)),
     ]
 }

@@ -60,6 +60,11 @@ extension RetractStore {
         var transports: [String] = []
         // "" for none: PostgreSQL arrays of PostgresNIO hold no NULLs, and a collapse id is never empty.
         var collapseIDs: [String] = []
+        // The same for each label, only when some delivery of the batch has it.
+        var labels: [RetractionSelector.Kind: [String]] = [:]
+        for kind in RetractionSelector.Kind.allCases where deliveries.contains(where: { $0.labels[kind] != nil }) {
+            labels[kind] = deliveries.map { $0.labels[kind] ?? "" }
+        }
         transports.reserveCapacity(deliveries.count)
         appIDs.reserveCapacity(deliveries.count)
         references.reserveCapacity(deliveries.count)
@@ -73,32 +78,40 @@ extension RetractStore {
             transports.append(delivery.transport.rawValue)
             collapseIDs.append(delivery.collapseID ?? "")
         }
-        // Most batches carry no collapse id: their statement leaves the column out.
-        let withCollapseIDs = collapseIDs.contains { !$0.isEmpty }
-        let columns = (appIDs, references, tokens, sentAt, transports, collapseIDs)
+        // Most batches carry no collapse id and no label: their statement leaves those columns out.
+        var optional: [(column: String, values: [String])] = []
+        if collapseIDs.contains(where: { !$0.isEmpty }) { optional.append(("collapse_id", collapseIDs)) }
+        for kind in RetractionSelector.Kind.allCases { if let values = labels[kind] { optional.append((kind.column, values)) } }
+        let columns = (appIDs, references, tokens, sentAt, transports, optional)
         // The batch's insert, with `conflicts` after it.
         @Sendable func insert(_ conflicts: String) -> PostgresQuery {
-            let (appIDs, references, tokens, sentAt, transports, collapseIDs) = columns
-            guard withCollapseIDs else {
-                return """
-                    INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
-                    SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x
-                    FROM unnest(
-                        \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
-                        \(transports)::text[]::push_transport[]
-                    ) AS u (a, r, t, s, x)
-                    \(unescaped: conflicts)
-                    """
+            let (appIDs, references, tokens, sentAt, transports, optional) = columns
+            var binds = PostgresBindings(capacity: 5 + optional.count)
+            binds.append(appIDs)
+            binds.append(references)
+            binds.append(tokens)
+            binds.append(sentAt)
+            binds.append(transports)
+            var names = ""
+            var values = ""
+            var arrays = ""
+            var aliases = ""
+            for (index, column) in optional.enumerated() {
+                binds.append(column.values)
+                names += ", \(column.column)"
+                values += ", NULLIF(o\(index), '')"
+                arrays += ", $\(6 + index)::text[]"
+                aliases += ", o\(index)"
             }
-            return """
-                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport, collapse_id)
-                SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x, NULLIF(c, '')
-                FROM unnest(
-                    \(appIDs)::bigint[], \(references)::text[], \(tokens)::bytea[], \(sentAt)::timestamptz[],
-                    \(transports)::text[]::push_transport[], \(collapseIDs)::text[]
-                ) AS u (a, r, t, s, x, c)
-                \(unescaped: conflicts)
-                """
+            return PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport\(names))
+                    SELECT a, r, t, (s AT TIME ZONE 'UTC')::date, s, x\(values)
+                    FROM unnest($1::bigint[], $2::text[], $3::bytea[], $4::timestamptz[], $5::text[]::push_transport[]\(arrays))
+                        AS u (a, r, t, s, x\(aliases))
+                    \(conflicts)
+                    """,
+                binds: binds)
         }
         // Nearly every batch is new: a plain INSERT costs half of what ON
         // CONFLICT does. A batch that repeats a delivery fails whole on the
@@ -109,12 +122,20 @@ extension RetractStore {
         // references' locks keep a retraction of them from being made while
         // the transaction runs (see ``lockReferences(apps:references:exclusive:on:logger:)``).
         let all = NewDeliveries(
-            appIDs: appIDs, references: references, tokens: tokens, transports: transports, collapseIDs: collapseIDs)
+            appIDs: appIDs, references: references, tokens: tokens, sentAt: sentAt, transports: transports, collapseIDs: collapseIDs,
+            labels: labels)
         let logger = logger
         @Sendable func refused(on connection: PostgresConnection) async throws -> Bool {
             try await Self.lockReferences(apps: all.appIDs, references: all.references, exclusive: false, on: connection, logger: logger)
+            let labelled = all.labelled
+            try await Self.lockLabels(
+                apps: labelled.map { all.appIDs[$0.index] }, kinds: labelled.map(\.kind.rawValue), values: labelled.map(\.value),
+                exclusive: false, on: connection, logger: logger)
             guard case .refuse = rule else { return false }
-            return try await !Self.retractedReferences(apps: all.appIDs, references: all.references, on: connection, logger: logger).isEmpty
+            if try await !Self.retractedReferences(apps: all.appIDs, references: all.references, on: connection, logger: logger).isEmpty {
+                return true
+            }
+            return try await !Self.selectedDeliveries(all, on: connection, logger: logger).isEmpty
         }
         do {
             return try await perform("recording \(deliveries.count) deliveries", idempotent: true) { [self] in
@@ -130,17 +151,20 @@ extension RetractStore {
                     if try await refused(on: connection) { return Recorded(refusedAsRetracted: true) }
                     // One row back per new delivery: at most a batch.
                     let rows = try await connection.query(
-                        insert("ON CONFLICT DO NOTHING RETURNING app_id, reference, token, transport::text, coalesce(collapse_id, '')"),
+                        insert(
+                            """
+                            ON CONFLICT DO NOTHING RETURNING app_id, reference, token, sent_at, transport::text, coalesce(collapse_id, ''),
+                                coalesce(thread, ''), coalesce(sender, ''), coalesce(recipient, ''), coalesce(campaign, '')
+                            """),
                         logger: logger)
                     var new = NewDeliveries()
-                    for try await (appID, reference, token, transport, collapseID) in rows.decode(
-                        (Int64, String, ByteBuffer, String, String).self)
-                    {
-                        new.appIDs.append(appID)
-                        new.references.append(reference)
-                        new.tokens.append(token)
-                        new.transports.append(transport)
-                        new.collapseIDs.append(collapseID)
+                    for try await row in rows {
+                        let (appID, reference, token, sentAt, transport, collapseID) = try row.decode(
+                            (Int64, String, ByteBuffer, Date, String, String).self, startingAt: 0)
+                        let labels = try row.decode((String, String, String, String).self, startingAt: 6)
+                        new.append(
+                            appID: appID, reference: reference, token: token, sentAt: sentAt, transport: transport, collapseID: collapseID,
+                            labels: [labels.0, labels.1, labels.2, labels.3])
                     }
                     return Recorded(
                         new: new.references.count, lateRetractions: try await Self.retractLate(new, on: connection, logger: logger))
@@ -171,7 +195,7 @@ extension RetractStore {
         // plan: the empty string sorts before every token, and 0xFF repeated one
         // byte longer than the longest token sorts after every token the ledger accepts.
         let lower = ByteBuffer(bytes: after?.bytes ?? [])
-        let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
+        let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
         let query: PostgresQuery = """
             SELECT d.reference, d.token, d.transport = 'fcm', d.sent_at,
                    (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token), d.collapse_id
@@ -221,21 +245,32 @@ extension RetractStore {
         }
     }
 
-    /// Those of `references` with at least one delivery recorded with a
-    /// collapse id: what a `replace` retraction can replace.
-    package func collapsedReferences(appID: Int64, among references: [ReferenceID]) async throws(StoreError) -> Set<ReferenceID> {
-        let refs = Array(Set(references.map(\.rawValue)))
-        return try await perform("looking up collapse ids of \(Self.describe(references))", idempotent: true) { [self] in
-            let found = try await client.query(
-                """
-                SELECT r.ref FROM unnest(\(refs)::text[]) AS r (ref)
-                WHERE EXISTS (
-                    SELECT 1 FROM deliveries d WHERE d.app_id = \(appID) AND d.reference = r.ref AND d.collapse_id IS NOT NULL
+    /// Whether some delivery the target takes was recorded with a collapse
+    /// id: what a `replace` retraction can replace.
+    package func hasCollapseIDs(appID: Int64, _ target: RetractionTarget) async throws(StoreError) -> Bool {
+        let query: PostgresQuery
+        switch target {
+        case .references(let references):
+            let refs = Array(Set(references.map(\.rawValue)))
+            query = """
+                SELECT EXISTS (
+                    SELECT 1 FROM unnest(\(refs)::text[]) AS r (ref)
+                    JOIN deliveries d ON d.app_id = \(appID) AND d.reference = r.ref AND d.collapse_id IS NOT NULL
                 )
-                """,
-                logger: logger
-            ).values(of: String.self)
-            return Set(found.map { ReferenceID($0) })
+                """
+        case .selector(let selector):
+            let range = SelectedRange(selector, oldestKept: retention.oldestKept())
+            query = """
+                SELECT EXISTS (
+                    SELECT 1 FROM deliveries d
+                    WHERE d.app_id = \(appID) AND d.\(unescaped: range.column) = \(range.value)
+                      AND d.sent_on >= \(range.firstDay)::date AND d.sent_on <= \(range.lastDay)::date
+                      AND d.sent_at >= \(range.after) AND d.sent_at < \(range.before) AND d.collapse_id IS NOT NULL
+                )
+                """
+        }
+        return try await perform("looking up collapse ids", idempotent: true) { [self] in
+            try await client.query(query, logger: logger).values(of: Bool.self).first ?? false
         }
     }
 
@@ -328,6 +363,9 @@ extension RetractStore {
             }
             if let collapseID = delivery.collapseID, let problem = Delivery.problem(withCollapseID: collapseID) {
                 throw StoreError(.invalidInput, "\(field).collapseId: \(problem)")
+            }
+            if let (name, problem) = delivery.labels.problem {
+                throw StoreError(.invalidInput, "\(field).\(name): \(problem)")
             }
         }
     }

@@ -62,7 +62,10 @@ extension RetractStore {
     ///
     /// The device's references come from the ledger's index by device, and
     /// the retractions that name any of them from the index on their
-    /// references: the cost follows what the device received, not how many
+    /// references; a retraction by selector is listed with the references
+    /// of the device's deliveries it takes, found through the index of
+    /// retractions by selector from the labels the device's deliveries
+    /// carry. The cost follows what the device received, not how many
     /// retractions the app has made.
     package func retractions(
         forDevice token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int
@@ -73,14 +76,33 @@ extension RetractStore {
         let query: PostgresQuery = """
             WITH mine AS (
                 SELECT coalesce(array_agg(DISTINCT reference), '{}') AS refs FROM deliveries WHERE app_id = \(appID) AND token = \(bytes)
+            ),
+            labelled AS (
+                SELECT p.kind, p.value, d.reference, d.sent_at
+                FROM deliveries d
+                CROSS JOIN LATERAL (VALUES ('thread', d.thread), ('sender', d.sender), ('recipient', d.recipient), ('campaign', d.campaign))
+                     AS p (kind, value)
+                WHERE d.app_id = \(appID) AND d.token = \(bytes) AND p.value IS NOT NULL
+            ),
+            listed AS (
+                SELECT r.id, r.created_at, r.created_xid,
+                       ARRAY(SELECT x FROM (SELECT unnest(r.refs) INTERSECT SELECT unnest(mine.refs)) AS s (x) ORDER BY x) AS refs
+                FROM retractions r, mine
+                WHERE r.app_id = \(appID) AND NOT r.dry_run AND r.refs && mine.refs
+                UNION ALL
+                SELECT r.id, r.created_at, r.created_xid,
+                       ARRAY(SELECT DISTINCT l.reference FROM labelled l
+                             WHERE l.kind = r.selector_kind AND l.value = r.selector_value
+                               AND l.sent_at >= coalesce(r.sent_after, '-infinity') AND l.sent_at < r.sent_before
+                             ORDER BY 1)
+                FROM (SELECT DISTINCT kind, value FROM labelled) k
+                JOIN retractions r ON r.app_id = \(appID) AND r.selector_kind = k.kind AND r.selector_value = k.value AND NOT r.dry_run
             )
-            SELECT r.id, r.created_at, r.created_xid::text,
-                   ARRAY(SELECT x FROM (SELECT unnest(r.refs) INTERSECT SELECT unnest(mine.refs)) AS s (x) ORDER BY x)
-            FROM retractions r, mine
-            WHERE r.app_id = \(appID) AND NOT r.dry_run AND r.refs && mine.refs
-              AND r.created_xid < pg_snapshot_xmin(pg_current_snapshot())
-              AND (r.created_xid, r.id) > (\(after)::xid8, \(cursor.id))
-            ORDER BY r.created_xid, r.id
+            SELECT id, created_at, created_xid::text, refs FROM listed
+            WHERE cardinality(refs) > 0
+              AND created_xid < pg_snapshot_xmin(pg_current_snapshot())
+              AND (created_xid, id) > (\(after)::xid8, \(cursor.id))
+            ORDER BY created_xid, id
             LIMIT \(limit + 1)
             """
         return try await perform("reading the retractions of a device", idempotent: true) { [self] in

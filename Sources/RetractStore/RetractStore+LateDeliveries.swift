@@ -14,37 +14,74 @@ extension RetractStore {
         var appIDs: [Int64] = []
         var references: [String] = []
         var tokens: [ByteBuffer] = []
+        var sentAt: [Date] = []
         var transports: [String] = []
         /// "" for none.
         var collapseIDs: [String] = []
+        /// Each label some delivery has, "" for those without it.
+        var labels: [RetractionSelector.Kind: [String]] = [:]
+
+        /// - Parameter labels: the value of each ``RetractionSelector/Kind``, in order, "" for none.
+        mutating func append(
+            appID: Int64, reference: String, token: ByteBuffer, sentAt: Date, transport: String, collapseID: String, labels: [String]
+        ) {
+            let index = references.count
+            appIDs.append(appID)
+            references.append(reference)
+            tokens.append(token)
+            self.sentAt.append(sentAt)
+            transports.append(transport)
+            collapseIDs.append(collapseID)
+            // A kind first met here starts with "" for the deliveries before.
+            for (kind, value) in zip(RetractionSelector.Kind.allCases, labels) where !value.isEmpty || self.labels[kind] != nil {
+                self.labels[kind, default: Array(repeating: "", count: index)].append(value)
+            }
+        }
+
+        /// Every label given, with the index of its delivery.
+        var labelled: [(index: Int, kind: RetractionSelector.Kind, value: String)] {
+            labels.sorted { $0.key.rawValue < $1.key.rawValue }.flatMap { kind, values in
+                values.enumerated().filter { !$0.element.isEmpty }.map { (index: $0.offset, kind: kind, value: $0.element) }
+            }
+        }
     }
 
     /// Retracts, in the same transaction as their insert, the new deliveries
-    /// whose reference the app has already retracted: for each app, mode and
-    /// badge, one retraction of those devices only, sent in the mode of the
-    /// latest retraction of each reference.
+    /// whose reference the app has already retracted, or that a retraction by
+    /// selector takes (same label, sent within its range): for each app, mode
+    /// and badge, one retraction of those devices' references only, sent in
+    /// the mode of the latest retraction of each reference (else of the
+    /// latest selector).
     ///
     /// Nearly every batch has no retracted reference: that is one look through
-    /// the index of retractions by reference.
+    /// the index of retractions by reference, and for a batch with labels one
+    /// through the index of retractions by selector.
     ///
     /// - Returns: the retractions made.
     static func retractLate(_ new: NewDeliveries, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
         guard !new.references.isEmpty else { return [] }
         let retracted = try await retractedReferences(apps: new.appIDs, references: new.references, on: connection, logger: logger)
-        guard !retracted.isEmpty else { return [] }
+        let selected = try await selectedDeliveries(new, on: connection, logger: logger)
+        guard !retracted.isEmpty || !selected.isEmpty else { return [] }
 
+        // Each late delivery's mode: that of the latest retraction of its reference, else of the latest selector taking it.
+        var modes: [Int: Mode] = selected
+        for index in new.references.indices {
+            if let mode = retracted[Key(appID: new.appIDs[index], reference: new.references[index])] { modes[index] = mode }
+        }
         // A retraction names at most 1000 references: each mode's late references go in chunks of that many.
-        var chunkOf: [Key: Int] = [:]
-        for keys in Dictionary(grouping: retracted.keys, by: { retracted[$0]! }).values {
-            for (position, key) in keys.sorted(by: { $0.reference < $1.reference }).enumerated() {
-                chunkOf[key] = position / RetractionRequest.maximumReferences
+        var referencesByMode: [Mode: Set<String>] = [:]
+        for (index, mode) in modes { referencesByMode[mode, default: []].insert(new.references[index]) }
+        var chunkOf: [Mode: [String: Int]] = [:]
+        for (mode, references) in referencesByMode {
+            for (position, reference) in references.sorted().enumerated() {
+                chunkOf[mode, default: [:]][reference] = position / RetractionRequest.maximumReferences
             }
         }
         // Each group's devices, each with its late references, in the order recorded.
         var groups: [Group: [ByteBuffer: LateDevice]] = [:]
         for index in new.references.indices {
-            let key = Key(appID: new.appIDs[index], reference: new.references[index])
-            guard let mode = retracted[key], let chunk = chunkOf[key] else { continue }
+            guard let mode = modes[index], let chunk = chunkOf[mode]?[new.references[index]] else { continue }
             groups[Group(mode: mode, chunk: chunk), default: [:]][new.tokens[index], default: LateDevice(transport: new.transports[index])]
                 .add(new.references[index], collapseID: new.collapseIDs[index])
         }

@@ -17,53 +17,35 @@ extension RetractStore {
         if let existing = try await existingRetraction(for: request, hash: requestHash) { return (existing, true) }
         let id = UUID()
         let refs = references.map(\.rawValue)
+        let oldestKept = retention.oldestKept()
+        let what = request.selector.map { $0.description } ?? Self.describe(references)
         do {
-            // One statement after the references' locks (see lockReferences), in one transaction:
-            // the work item and the audit line are written by the same statement, only when the
-            // retraction row is.
-            let subject = id.uuidString.lowercased()
-            let joined = refs.joined(separator: ",")
-            let retraction = try await perform("creating a retraction of \(Self.describe(references))", idempotent: false) { [self] in
+            // Counted after the locks (see lockReferences and lockLabels), and written, in one
+            // transaction: deliveries being recorded now are committed first, or see the retraction.
+            let retraction = try await perform("creating a retraction of \(what)", idempotent: false) { [self] in
                 try await client.withTransaction(logger: logger) { connection in
-                    // Deliveries of these references being recorded now are committed first, or see it.
-                    try await Self.lockReferences(
-                        apps: refs.map { _ in request.appID }, references: refs, exclusive: true, on: connection, logger: logger)
-                    let rows = try await connection.query(
-                        """
-                        WITH total AS (
-                            SELECT retract_device_count(\(request.appID), \(refs)::text[]) AS devices,
-                                   CASE WHEN \(request.dryRun) THEN retract_known_dead_count(\(request.appID), \(refs)::text[]) ELSE 0 END
-                                       AS known_dead
-                        ),
-                        made AS (
-                            INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
-                                                     idempotency_key, request_hash, finished_at, mode, badge)
-                            SELECT \(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
-                                   CASE WHEN \(request.dryRun) OR devices = 0 THEN 'done' ELSE 'queued' END, devices, known_dead,
-                                   \(request.idempotencyKey), \(requestHash),
-                                   CASE WHEN \(request.dryRun) OR devices = 0 THEN now() END, \(request.mode.rawValue), \(request.badge)
-                            FROM total
-                            RETURNING \(unescaped: Self.storedColumns)
-                        ),
-                        queued AS (
-                            INSERT INTO work_items (retraction_id, kind) SELECT id, 'page' FROM made WHERE state = 'queued'
-                        ),
-                        audited AS (
-                            INSERT INTO audit_log (actor, action, app_id, subject, details)
-                            SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
-                                   jsonb_strip_nulls(jsonb_build_object(
-                                       'references', \(joined)::text, 'devices', total::text, 'dryRun', dry_run::text, 'reason', \(request.reason)::text,
-                                       'mode', mode, 'badge', badge::text))
-                            FROM made
-                        )
-                        SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
-                        """,
-                        logger: logger
-                    )
-                    guard let retraction = try await Self.retractions(from: rows).first else {
-                        throw StoreError(.database, "creating a retraction: no row came back")
+                    var selector = request.selector
+                    let census: Census
+                    if var given = selector {
+                        try await Self.lockLabels(
+                            apps: [request.appID], kinds: [given.kind.rawValue], values: [given.value], exclusive: true, on: connection,
+                            logger: logger)
+                        // Not given, the range ends when the retraction is made: nothing sent later is taken.
+                        if given.sentBefore == nil {
+                            given.sentBefore = try await connection.rows("SELECT now()", logger: logger).values(of: Date.self).first
+                        }
+                        selector = given
+                        census = try await Self.census(
+                            of: given, appID: request.appID, dryRun: request.dryRun, oldestKept: oldestKept, on: connection, logger: logger)
+                    } else {
+                        try await Self.lockReferences(
+                            apps: refs.map { _ in request.appID }, references: refs, exclusive: true, on: connection, logger: logger)
+                        census = try await Self.census(
+                            of: refs, appID: request.appID, dryRun: request.dryRun, on: connection, logger: logger)
                     }
-                    return retraction
+                    return try await Self.insert(
+                        request, id: id, references: refs, selector: selector, census: census, hash: requestHash,
+                        on: connection, logger: logger)
                 }
             }
             return (retraction, false)
@@ -74,6 +56,70 @@ extension RetractStore {
         } catch let error where error.code == .foreignKeyViolation {
             throw StoreError(.notFound, "app \(request.appID) does not exist")
         }
+    }
+
+    /// What references take when a retraction is made: see ``Census``.
+    private static func census(
+        of refs: [String], appID: Int64, dryRun: Bool, on connection: PostgresConnection, logger: Logger
+    )
+        async throws -> Census
+    {
+        let rows = try await connection.query(
+            """
+            SELECT retract_device_count(\(appID), \(refs)::text[]),
+                   CASE WHEN \(dryRun) THEN retract_known_dead_count(\(appID), \(refs)::text[]) ELSE 0 END
+            """,
+            logger: logger)
+        var census = Census(devices: 0)
+        for try await (devices, dead) in rows.decode((Int, Int).self) {
+            census.devices = devices
+            census.knownDead = dead
+        }
+        if dryRun { census.mostReferences = try await mostReferences(of: refs, appID: appID, on: connection, logger: logger) }
+        return census
+    }
+
+    /// Writes the retraction, its one work item (unless there is nothing to
+    /// send) and its audit line, in one statement.
+    private static func insert(
+        _ request: RetractionRequest, id: UUID, references refs: [String], selector: RetractionSelector?, census: Census,
+        hash: ByteBuffer, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Retraction {
+        let subject = id.uuidString.lowercased()
+        let described = selector.map { $0.description } ?? refs.joined(separator: ",")
+        let rows = try await connection.query(
+            """
+            WITH made AS (
+                INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
+                                         idempotency_key, request_hash, finished_at, mode, badge,
+                                         selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs)
+                VALUES (\(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
+                        CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN 'done' ELSE 'queued' END, \(census.devices),
+                        \(census.knownDead), \(request.idempotencyKey), \(hash),
+                        CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN now() END, \(request.mode.rawValue), \(request.badge),
+                        \(selector?.kind.rawValue), \(selector?.value), \(selector?.sentAfter), \(selector?.sentBefore), \(census.references),
+                        \(census.mostReferences))
+                RETURNING \(unescaped: Self.storedColumns)
+            ),
+            queued AS (
+                INSERT INTO work_items (retraction_id, kind) SELECT id, 'page' FROM made WHERE state = 'queued'
+            ),
+            audited AS (
+                INSERT INTO audit_log (actor, action, app_id, subject, details)
+                SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
+                       jsonb_strip_nulls(jsonb_build_object(
+                           \(selector == nil ? "references" : "selector")::text, \(described)::text, 'devices', total::text,
+                           'dryRun', dry_run::text, 'reason', \(request.reason)::text, 'mode', mode, 'badge', badge::text))
+                FROM made
+            )
+            SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
+            """,
+            logger: logger
+        )
+        guard let retraction = try await Self.retractions(from: rows).first else {
+            throw StoreError(.database, "creating a retraction: no row came back")
+        }
+        return retraction
     }
 
     package func retraction(id: UUID) async throws(StoreError) -> Retraction? {
@@ -117,7 +163,16 @@ extension RetractStore {
     }
 
     private func validate(_ request: RetractionRequest) throws(StoreError) {
-        guard !request.references.isEmpty else { throw StoreError(.invalidInput, "references: at least one reference") }
+        if let selector = request.selector {
+            guard request.references.isEmpty else {
+                throw StoreError(
+                    .invalidInput, "references: a retraction names references or a selector (\(selector.kind.rawValue)), not both")
+            }
+            if let (field, problem) = selector.problem() { throw StoreError(.invalidInput, "\(field): \(problem)") }
+        }
+        guard !request.references.isEmpty || request.selector != nil else {
+            throw StoreError(.invalidInput, "references: at least one reference")
+        }
         guard request.references.count <= RetractionRequest.maximumReferences else {
             throw StoreError(.invalidInput, "references: \(request.references.count); at most \(RetractionRequest.maximumReferences)")
         }
@@ -152,10 +207,17 @@ extension RetractStore {
     /// SHA-256 over what makes two requests the same request.
     private static func hash(of request: RetractionRequest, references: [ReferenceID]) -> [UInt8] {
         var hasher = SHA256()
-        let fields = [
+        var fields = [
             "\(request.appID)", references.map(\.rawValue).joined(separator: "\u{0}"), request.reason ?? "\u{1}", "\(request.dryRun)",
             request.mode.rawValue, request.badge.map(String.init) ?? "\u{1}",
         ]
+        // Only a retraction by selector adds its fields, so a hash kept from before selectors existed still matches.
+        if let selector = request.selector {
+            fields += [
+                selector.kind.rawValue, selector.value, selector.sentAfter.map { "\($0.timeIntervalSince1970)" } ?? "\u{1}",
+                selector.sentBefore.map { "\($0.timeIntervalSince1970)" } ?? "\u{1}",
+            ]
+        }
         for field in fields {
             hasher.update(data: Data(field.utf8))
             hasher.update(data: Data([0xFF]))
@@ -166,7 +228,8 @@ extension RetractStore {
     /// The retraction's own columns.
     static let storedColumns = """
         id, app_id, refs, requested_by, reason, dry_run, state, failure, total, sent, dead, retrying, failed,
-        created_at, started_at, finished_at, updated_at, skipped, mode, badge
+        created_at, started_at, finished_at, updated_at, skipped, mode, badge,
+        selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs, pushes, most_pushes
         """
 
     /// ``storedColumns`` and, from its queued work, the devices waiting for
@@ -190,12 +253,20 @@ extension RetractStore {
             (UUID, Int64, [String], String, String?, Bool, String, String?).self, startingAt: offset)
         let (total, sent, dead, retrying, failed) = try row.decode((Int, Int, Int, Int, Int).self, startingAt: offset + 8)
         let (createdAt, startedAt, finishedAt, updatedAt) = try row.decode((Date, Date?, Date?, Date).self, startingAt: offset + 13)
-        let (skipped, mode, badge, waiting, waitingReason) = try row.decode((Int, String, Int?, Int, String?).self, startingAt: offset + 17)
+        let (skipped, mode, badge) = try row.decode((Int, String, Int?).self, startingAt: offset + 17)
+        let (kind, value, sentAfter, sentBefore, matched, mostReferences, pushes, mostPushes) = try row.decode(
+            (String?, String?, Date?, Date?, Int?, Int?, Int, Int).self, startingAt: offset + 20)
+        let (waiting, waitingReason) = try row.decode((Int, String?).self, startingAt: offset + 28)
+        let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map { kind in
+            RetractionSelector(kind, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore)
+        }
         return Retraction(
-            id: id, appID: appID, references: refs.map { ReferenceID($0) }, requestedBy: requestedBy, reason: reason,
+            id: id, appID: appID, references: refs.map { ReferenceID($0) }, selector: selector, referencesMatched: matched,
+            mostReferences: mostReferences, requestedBy: requestedBy, reason: reason,
             dryRun: dryRun, state: Retraction.State(rawValue: state) ?? .failed, failure: failure,
             counts: RetractionCounts(
                 total: total, sent: sent, dead: dead, retrying: retrying, failed: failed, skipped: skipped, waiting: waiting),
+            pushes: PushesSent(total: pushes, mostToOneDevice: mostPushes),
             waitingReason: waitingReason, mode: RetractionMode(rawValue: mode) ?? .background, badge: badge, createdAt: createdAt,
             startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
     }

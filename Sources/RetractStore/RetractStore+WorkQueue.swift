@@ -111,10 +111,12 @@ extension RetractStore {
                     try await Self.markDead(tokens, appID: appID, on: connection, logger: logger)
                 }
                 for (id, delta) in finished.counts {
+                    let pushes = finished.pushes[id] ?? PushesSent()
                     try await connection.query(
                         """
                         UPDATE retractions
                         SET sent = sent + \(delta.sent), dead = dead + \(delta.dead), failed = failed + \(delta.failed),
+                            pushes = pushes + \(pushes.total), most_pushes = greatest(most_pushes, \(pushes.mostToOneDevice)),
                             skipped = skipped + \(delta.skipped), retrying = greatest(retrying + \(delta.retrying), 0),
                             state = CASE WHEN state = 'queued' THEN 'sending' ELSE state END,
                             started_at = coalesce(started_at, now()), updated_at = now()
@@ -217,32 +219,38 @@ extension RetractStore {
     ///
     /// - Returns: how many devices were counted failed; 0 when the claim lapsed.
     @discardableResult
-    package func giveUp(_ item: ClaimedWorkItem, appID: Int64, references: [ReferenceID], reason: String) async throws(StoreError) -> Int {
+    package func giveUp(_ item: ClaimedWorkItem, of retraction: Retraction, reason: String) async throws(StoreError) -> Int {
         var counts = RetractionCounts()
         switch item.kind {
         case .push:
             counts.failed = 1
             counts.retrying = -1
         case .page(let after, let through):
-            let refs = Array(Set(references.map(\.rawValue)))
             let lower = ByteBuffer(bytes: after?.bytes ?? [])
-            let upper = ByteBuffer(bytes: through?.bytes ?? [UInt8](repeating: 0xFF, count: Delivery.maximumTokenLength + 1))
-            let (live, dead) = try await perform("counting the devices of work item \(item.id)", idempotent: true) { [self] in
-                let rows = try await client.query(
-                    """
-                    SELECT count(*) FILTER (WHERE dt.recorded_at IS NULL OR d.newest > dt.recorded_at),
-                           count(*) FILTER (WHERE d.newest <= dt.recorded_at)
-                    FROM (
-                        SELECT token, max(sent_at) AS newest FROM deliveries
-                        WHERE app_id = \(appID) AND reference = ANY(\(refs)::text[]) AND token > \(lower) AND token <= \(upper)
-                        GROUP BY token
-                    ) d
-                    LEFT JOIN dead_tokens dt ON dt.app_id = \(appID) AND dt.token = d.token
-                    """,
-                    logger: logger
-                )
-                for try await counts in rows.decode((Int, Int).self) { return counts }
-                return (0, 0)
+            let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
+            let appID = retraction.appID
+            let (live, dead): (Int, Int)
+            if let selector = retraction.selector {
+                (live, dead) = try await selectedDeviceCounts(appID: appID, selector: selector, after: lower, through: upper)
+            } else {
+                let refs = Array(Set(retraction.references.map(\.rawValue)))
+                (live, dead) = try await perform("counting the devices of work item \(item.id)", idempotent: true) { [self] in
+                    let rows = try await client.query(
+                        """
+                        SELECT count(*) FILTER (WHERE dt.recorded_at IS NULL OR d.newest > dt.recorded_at),
+                               count(*) FILTER (WHERE d.newest <= dt.recorded_at)
+                        FROM (
+                            SELECT token, max(sent_at) AS newest FROM deliveries
+                            WHERE app_id = \(appID) AND reference = ANY(\(refs)::text[]) AND token > \(lower) AND token <= \(upper)
+                            GROUP BY token
+                        ) d
+                        LEFT JOIN dead_tokens dt ON dt.app_id = \(appID) AND dt.token = d.token
+                        """,
+                        logger: logger
+                    )
+                    for try await counts in rows.decode((Int, Int).self) { return counts }
+                    return (0, 0)
+                }
             }
             counts.failed = live
             counts.dead = dead

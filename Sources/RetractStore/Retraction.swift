@@ -17,13 +17,23 @@ package struct Retraction: Hashable, Sendable {
 
     package var id: UUID
     package var appID: Int64
+    /// The references it retracts; empty for a retraction by ``selector``.
     package var references: [ReferenceID]
+    /// What it retracts instead of references, with the range the ledger
+    /// applied (``RetractionSelector/sentBefore`` is always set).
+    package var selector: RetractionSelector?
+    /// For a retraction by selector, how many references it matched when made.
+    package var referencesMatched: Int?
+    /// For a dry run, the most references one device would be sent.
+    package var mostReferences: Int?
     package var requestedBy: String
     package var reason: String?
     package var dryRun: Bool
     package var state: State
     package var failure: String?
     package var counts: RetractionCounts
+    /// The pushes its devices' services accepted so far.
+    package var pushes: PushesSent
     /// Why the devices counted in ``RetractionCounts/waiting`` wait: the
     /// service's connection error, such as "cannot connect to APNs: …".
     package var waitingReason: String?
@@ -87,10 +97,44 @@ package struct RetractionCounts: Hashable, Sendable, Codable {
     package static func += (lhs: inout RetractionCounts, rhs: RetractionCounts) { lhs = lhs + rhs }
 }
 
+/// What a retraction takes: references, or every delivery a selector takes.
+package enum RetractionTarget: Hashable, Sendable {
+    case references([ReferenceID])
+    case selector(RetractionSelector)
+}
+
+extension Retraction {
+    package var target: RetractionTarget { selector.map { .selector($0) } ?? .references(references) }
+}
+
+/// How many pushes went out: one per device sent to, more for a device
+/// whose references need several bodies (or the legacy dialect's one per
+/// reference).
+package struct PushesSent: Hashable, Sendable {
+    /// Pushes the services accepted.
+    package var total: Int
+    /// The most one device needed.
+    package var mostToOneDevice: Int
+
+    package init(total: Int = 0, mostToOneDevice: Int = 0) {
+        self.total = total
+        self.mostToOneDevice = mostToOneDevice
+    }
+
+    /// Adds a device's pushes, or another tally's.
+    package mutating func add(_ other: PushesSent) {
+        total += other.total
+        mostToOneDevice = max(mostToOneDevice, other.mostToOneDevice)
+    }
+}
+
 /// What asking for a retraction takes.
 package struct RetractionRequest: Hashable, Sendable {
     package var appID: Int64
+    /// The references to retract; empty when ``selector`` says what to retract.
     package var references: [ReferenceID]
+    /// Every delivery with one label instead of references.
+    package var selector: RetractionSelector?
     /// Who asked: an API key's name, a user at a terminal.
     package var requestedBy: String
     package var reason: String?
@@ -103,11 +147,12 @@ package struct RetractionRequest: Hashable, Sendable {
     package var badge: Int?
 
     package init(
-        appID: Int64, references: [ReferenceID], requestedBy: String, reason: String? = nil, dryRun: Bool = false,
-        idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil
+        appID: Int64, references: [ReferenceID], selector: RetractionSelector? = nil, requestedBy: String, reason: String? = nil,
+        dryRun: Bool = false, idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil
     ) {
         self.appID = appID
         self.references = references
+        self.selector = selector
         self.requestedBy = requestedBy
         self.reason = reason
         self.dryRun = dryRun

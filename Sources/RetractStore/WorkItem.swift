@@ -113,6 +113,8 @@ package struct WorkResult: Hashable, Sendable {
     package var item: ClaimedWorkItem
     /// Added to the retraction's counts.
     package var counts: RetractionCounts
+    /// Added to the retraction's pushes.
+    package var pushes: PushesSent
     /// Devices to send to again.
     package var retries: [PushRetry]
     /// Tokens APNs said are dead.
@@ -127,11 +129,12 @@ package struct WorkResult: Hashable, Sendable {
     package var remainder: PageRemainder?
 
     package init(
-        item: ClaimedWorkItem, counts: RetractionCounts = RetractionCounts(), retries: [PushRetry] = [], deadTokens: [DeadToken] = [],
-        failures: [String: Int] = [:], stopReason: String? = nil, remainder: PageRemainder? = nil
+        item: ClaimedWorkItem, counts: RetractionCounts = RetractionCounts(), pushes: PushesSent = PushesSent(), retries: [PushRetry] = [],
+        deadTokens: [DeadToken] = [], failures: [String: Int] = [:], stopReason: String? = nil, remainder: PageRemainder? = nil
     ) {
         self.item = item
         self.counts = counts
+        self.pushes = pushes
         self.retries = retries
         self.deadTokens = deadTokens
         self.failures = failures

@@ -27,9 +27,24 @@ struct LedgerBenchmark: AsyncParsableCommand {
     @Option(help: "A scratch folder for the CSV file psql loads.")
     var work: String
 
+    @Option(
+        name: .customLong("label"),
+        help: ArgumentHelp(
+            """
+            Give every delivery this label (repeatable): thread (one of 1,000), sender (one of 5,000), recipient (its own) \
+            or campaign (one); psql loads the same columns.
+            """, valueName: "KIND"))
+    var labelNames: [String] = []
+
     func run() async throws {
         let url = try DatabaseURL(databaseURL)
         let sentAt = Date()
+        let kinds = try labelNames.map { name in
+            guard let kind = RetractionSelector.Kind(rawValue: name) else {
+                throw CommandFailure("--label \(name): one of \(RetractionSelector.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return kind
+        }
         try await RetractStore.withStore(url: url, maximumConnections: 2, logger: benchmarkLogger) { store in
             try await MigrationRunner().migrate(store)
             var app = try await store.app(named: "bench")
@@ -46,7 +61,9 @@ struct LedgerBenchmark: AsyncParsableCommand {
             // The rows, made before the clock starts: the store's cost, not the generator's.
             let batches = stride(from: 0, to: count, by: batch).map { start in
                 (start..<min(start + batch, count)).map {
-                    Delivery(appID: app.id, reference: Self.reference, token: Self.token($0), sentAt: sentAt)
+                    Delivery(
+                        appID: app.id, reference: Self.reference, token: Self.token($0), sentAt: sentAt,
+                        labels: Self.labels($0, kinds))
                 }
             }
             let started = ContinuousClock.now
@@ -58,7 +75,7 @@ struct LedgerBenchmark: AsyncParsableCommand {
             let csv = URL(fileURLWithPath: work).appendingPathComponent("deliveries.csv")
             try Self.writeCSV(batches, to: csv)
             _ = try await store.client.query("TRUNCATE deliveries", logger: benchmarkLogger).collect()
-            let copySeconds = try Self.timePSQLCopy(csv, url: url)
+            let copySeconds = try Self.timePSQLCopy(csv, url: url, labels: kinds)
             print(
                 #"{"rows": \#(count), "batch": \#(batch), "storeSeconds": \#(storeSeconds), "storeRowsPerSecond": \#(Double(count) / storeSeconds), "copySeconds": \#(copySeconds), "copyRowsPerSecond": \#(Double(count) / copySeconds)}"#
             )
@@ -66,6 +83,21 @@ struct LedgerBenchmark: AsyncParsableCommand {
     }
 
     static let reference: ReferenceID = "bench-broadcast"
+
+    /// The labels of the `index`th delivery, of these kinds.
+    static func labels(_ index: Int, _ kinds: [RetractionSelector.Kind]) -> DeliveryLabels {
+        var labels = DeliveryLabels()
+        for kind in kinds {
+            labels[kind] =
+                switch kind {
+                case .thread: "thread-\(index % 1000)"
+                case .sender: "user-\(index % 5000)"
+                case .recipient: "user-\(index)"
+                case .campaign: "bench-campaign"
+                }
+        }
+        return labels
+    }
 
     /// 32-byte tokens, as APNs issues them, distinct per index.
     static func token(_ index: Int) -> DeviceToken {
@@ -81,18 +113,23 @@ struct LedgerBenchmark: AsyncParsableCommand {
         text.reserveCapacity(batches.count * (batches.first?.count ?? 0) * 120)
         for delivery in batches.joined() {
             let day = String(formatter.string(from: delivery.sentAt).prefix(10))
-            text += "\(delivery.appID),\(delivery.reference),\\x\(delivery.token.hex),\(day),\(formatter.string(from: delivery.sentAt))\n"
+            text += "\(delivery.appID),\(delivery.reference),\\x\(delivery.token.hex),\(day),\(formatter.string(from: delivery.sentAt))"
+            for (_, value) in delivery.labels.given { text += ",\(value)" }
+            text += "\n"
         }
         try Data(text.utf8).write(to: file)
     }
 
-    private static func timePSQLCopy(_ csv: URL, url: DatabaseURL) throws -> Double {
+    private static func timePSQLCopy(_ csv: URL, url: DatabaseURL, labels: [RetractionSelector.Kind]) throws -> Double {
+        // The label columns in the order `given` writes them.
+        let given = RetractionSelector.Kind.allCases.filter(labels.contains)
+        let columns = (["app_id", "reference", "token", "sent_on", "sent_at"] + given.map(\.column)).joined(separator: ", ")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1",
             "-h", url.host, "-p", "\(url.port)", "-U", url.username, "-d", url.database,
-            "-c", "\\copy deliveries (app_id, reference, token, sent_on, sent_at) FROM '\(csv.path)' WITH (FORMAT csv)",
+            "-c", "\\copy deliveries (\(columns)) FROM '\(csv.path)' WITH (FORMAT csv)",
         ]
         if let password = url.password {
             process.environment = ProcessInfo.processInfo.environment.merging(["PGPASSWORD": password]) { $1 }

@@ -44,9 +44,24 @@ struct RetractBenchmark: AsyncParsableCommand {
         help: "Instead of the client alone, time a service-extension retraction of the same devices next to a background one.")
     var compareModes = false
 
+    @Flag(
+        help: """
+            Record each delivery with the reference as its collapse id, as `retract send` records it: \
+            the alert modes then look for newer messages under each device's collapse id before sending.
+            """)
+    var collapseIDs = false
+
+    @Flag(
+        help: """
+            Record every delivery with a campaign label too, and instead of the client alone, time a retraction by that \
+            campaign next to one by the reference, of the same deliveries.
+            """)
+    var compareCampaign = false
+
     func run() async throws {
         let url = try DatabaseURL(databaseURL)
         let reference = ReferenceID("bench-retraction-\(UUID().uuidString.prefix(8))")
+        let campaign = "bench-campaign-\(UUID().uuidString.prefix(8))"
         try await RetractStore.withStore(url: url, maximumConnections: 8, logger: benchmarkLogger) { store in
             try await MigrationRunner().migrate(store)
             let app = try await store.registerApp(
@@ -59,14 +74,36 @@ struct RetractBenchmark: AsyncParsableCommand {
             for start in stride(from: 0, to: count, by: 10_000) {
                 _ = try await store.record(
                     tokens[start..<min(start + 10_000, count)].map {
-                        Delivery(appID: app.id, reference: reference, token: $0, sentAt: Date())
+                        Delivery(
+                            appID: app.id, reference: reference, token: $0, sentAt: Date(),
+                            collapseID: collapseIDs ? reference.rawValue : nil,
+                            labels: DeliveryLabels(campaign: compareCampaign ? campaign : nil))
                     })
             }
             if recordOnly {
-                print(#"{"app": "\#(app.name)", "reference": "\#(reference)", "devices": \#(count)}"#)
+                print(#"{"app": "\#(app.name)", "reference": "\#(reference)", "campaign": "\#(campaign)", "devices": \#(count)}"#)
                 return
             }
             let trust = [try String(contentsOfFile: ca, encoding: .utf8)]
+            if compareCampaign {
+                let transports = PushTransports(
+                    settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)
+                let engine = RetractEngine(
+                    store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
+                // The same deliveries, taken one way after the other; the order alternates between runs by a coin.
+                let campaignFirst = Bool.random()
+                var seconds: [Bool: Double] = [:]
+                for byCampaign in campaignFirst ? [true, false] : [false, true] {
+                    seconds[byCampaign] = try await Timing.retraction(
+                        of: reference, app: app, count: count, engine: engine,
+                        selector: byCampaign ? RetractionSelector(.campaign, campaign) : nil)
+                }
+                await transports.shutdown()
+                print(
+                    #"{"devices": \#(count), "window": \#(window), "campaignFirst": \#(campaignFirst), "referencePerSecond": \#(Double(count) / seconds[false]!), "campaignPerSecond": \#(Double(count) / seconds[true]!)}"#
+                )
+                return
+            }
             if compareModes {
                 let transports = PushTransports(
                     settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)

@@ -29,10 +29,12 @@ enum Timing {
     /// Seconds for one worker to take a retraction of `reference` to the end;
     /// every one of `count` devices must have been sent to.
     static func retraction(
-        of reference: ReferenceID, app: App, count: Int, engine: RetractEngine, mode: RetractionMode = .background
+        of reference: ReferenceID, app: App, count: Int, engine: RetractEngine, mode: RetractionMode = .background,
+        selector: RetractionSelector? = nil
     ) async throws -> Double {
         let started = ContinuousClock.now
-        let (retraction, _) = try await engine.startRetraction(app: app, references: [reference], requestedBy: "bench", mode: mode)
+        let (retraction, _) = try await engine.startRetraction(
+            app: app, references: selector == nil ? [reference] : [], selector: selector, requestedBy: "bench", mode: mode)
         try await RetractionWorker(engine: engine).finish([retraction.id])
         let seconds = (ContinuousClock.now - started).inSeconds
         let status = try await engine.status(of: retraction.id)

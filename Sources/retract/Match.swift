@@ -9,9 +9,10 @@ struct Match: AsyncParsableCommand {
         abstract: "Show what a device would remove for a push.",
         discussion: """
             PUSH is the push's userInfo (a JSON object). DELIVERED is an array of \
-            {"identifier": "...", "userInfo": {...}}: the notifications showing on the device.
+            {"identifier": "...", "userInfo": {...}, "threadIdentifier": "..."}: the notifications showing \
+            on the device (threadIdentifier, optional, is the request's; else aps.thread-id is read).
 
-            Prints one JSON object: {"retraction": true|false, "references": [...], "remove": [...], \
+            Prints one JSON object: {"retraction": true|false, "references": [...], "threads": [...], "remove": [...], \
             "diagnostics": [{"key": "...", "problem": "..."}]}. A value a device cannot read is left out \
             and the rest of the push is read; each such value is a diagnostic, also printed on stderr.
 
@@ -54,6 +55,7 @@ struct Match: AsyncParsableCommand {
             MatchReport(
                 isRetraction: report.outcome != .notARetraction,
                 references: report.references.map(\.rawValue),
+                threads: Array(report.threads),
                 removed: removed,
                 diagnostics: report.diagnostics
             ).json
@@ -87,7 +89,11 @@ struct Match: AsyncParsableCommand {
             guard let userInfo = userInfo as? [String: Any] else {
                 throw file.problem("element \(index): \"userInfo\" must be an object, found \(jsonKind(userInfo))")
             }
-            delivered.append(DeliveredNotification(identifier: identifier, userInfo: userInfo))
+            let thread = object["threadIdentifier"]
+            guard thread == nil || thread is String else {
+                throw file.problem("element \(index): \"threadIdentifier\" must be a string, found \(jsonKind(thread!))")
+            }
+            delivered.append(DeliveredNotification(identifier: identifier, userInfo: userInfo, threadIdentifier: thread as? String))
         }
         return delivered
     }
@@ -97,6 +103,7 @@ struct Match: AsyncParsableCommand {
 struct MatchReport {
     var isRetraction: Bool
     var references: [String]
+    var threads: [String]
     var removed: [String]
     var diagnostics: [RetractPayloadError]
 
@@ -107,7 +114,8 @@ struct MatchReport {
         let problems = diagnostics.map { problem in
             #"{"key": \#(JSONText.quoted(problem.key ?? "")), "problem": \#(JSONText.quoted(problem.description))}"#
         }
-        return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "remove": \#(list(removed)), "#
+        return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "threads": \#(list(threads)), "#
+            + #""remove": \#(list(removed)), "#
             + #""diagnostics": [\#(problems.joined(separator: ", "))]}"#
     }
 }

@@ -28,8 +28,26 @@ struct NotificationCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The reference ids of the notifications to take back.")
-    var references: [String]
+    @Argument(help: "The reference ids of the notifications to take back (none with a selector).")
+    var references: [String] = []
+
+    @Option(help: ArgumentHelp("Instead of references: every message of this conversation.", valueName: "ID"))
+    var thread: String?
+
+    @Option(help: ArgumentHelp("Instead of references: every message this user wrote.", valueName: "ID"))
+    var sender: String?
+
+    @Option(help: ArgumentHelp("Instead of references: every notification sent to this user's devices.", valueName: "ID"))
+    var recipient: String?
+
+    @Option(help: ArgumentHelp("Instead of references: every notification of this campaign.", valueName: "LABEL"))
+    var campaign: String?
+
+    @Option(help: ArgumentHelp("With a selector: only what was sent at or after this time (ISO 8601).", valueName: "TIME"))
+    var since: String?
+
+    @Option(help: ArgumentHelp("With a selector: only what was sent before this time (ISO 8601); now when not given.", valueName: "TIME"))
+    var until: String?
 
     @Option(help: "The app's name.")
     var app: String
@@ -69,7 +87,10 @@ struct NotificationCommand: AsyncParsableCommand {
         lineBufferStandardOutput()
         let account: RetractionView
         do {
-            guard !references.isEmpty else { throw RetractError(.invalidInput, "give at least one reference") }
+            let selector = try selector()
+            guard !references.isEmpty || selector != nil else {
+                throw RetractError(.invalidInput, "give at least one reference, or one of --thread, --sender, --recipient, --campaign")
+            }
             let references = try references.map { (text) throws(RetractError) in
                 try ReferenceID(argument: text, name: "reference \"\(text.prefix(80))\"")
             }
@@ -78,12 +99,17 @@ struct NotificationCommand: AsyncParsableCommand {
                 // A key that cannot be read stops the command before anything is written.
                 if !dryRun { try engine.checkCredentials(of: app) }
                 let (retraction, unknown) = try await engine.startRetraction(
-                    app: app, references: references, requestedBy: AppsCommand.Add.actor, reason: reason,
+                    app: app, references: references, selector: selector, requestedBy: AppsCommand.Add.actor, reason: reason,
                     dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode, badge: badge)
                 if !unknown.isEmpty {
                     printError(
                         "retract notification: warning: no delivery of \(unknown.map(\.rawValue).joined(separator: ", ")) was recorded; retracting the others"
                     )
+                }
+                if let selector, retraction.counts.total == 0 {
+                    printError(
+                        "retract notification: warning: no delivery of \(selector.description) was recorded yet; "
+                            + "any recorded later within its range will be retracted as it comes")
                 }
                 if noWait || retraction.state == .done || retraction.state == .failed {
                     return RetractionView(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
@@ -91,10 +117,36 @@ struct NotificationCommand: AsyncParsableCommand {
                 return try await Self.follow(retraction, app: app, engine: engine)
             }
         } catch {
-            throw fail("notification", (error as? RetractError)?.naming(["mode": "--mode", "badge": "--badge"]) ?? error)
+            let flags = ["mode": "--mode", "badge": "--badge", "sentAfter": "--since", "sentBefore": "--until"]
+                .merging(LabelOptions.flags) { given, _ in given }
+            throw fail("notification", (error as? RetractError)?.naming(flags) ?? error)
         }
         if json { try printJSON(account) } else { print(account.text) }
         if account.exitCode != 0 { throw ExitCode(account.exitCode) }
+    }
+
+    /// The one selector given instead of references, with its range.
+    private func selector() throws(RetractError) -> RetractionSelector? {
+        let given = DeliveryLabels(thread: thread, sender: sender, recipient: recipient, campaign: campaign).given
+        guard let (kind, value) = given.first else {
+            if since != nil || until != nil {
+                throw RetractError(.invalidInput, "--since and --until go with a selector: --thread, --sender, --recipient or --campaign")
+            }
+            return nil
+        }
+        if given.count > 1 {
+            throw RetractError(
+                .invalidInput, "give one selector, not \(given.map { "--\($0.kind.rawValue)" }.joined(separator: " and "))",
+                field: "--\(given[1].kind.rawValue)")
+        }
+        if !references.isEmpty {
+            throw RetractError(.invalidInput, "give references or --\(kind.rawValue), not both", field: "--\(kind.rawValue)")
+        }
+        let selector = RetractionSelector(
+            kind, value, sentAfter: try since.map { (text) throws(RetractError) in try Date(argument: text, flag: "--since") },
+            sentBefore: try until.map { (text) throws(RetractError) in try Date(argument: text, flag: "--until") })
+        if let (field, problem) = selector.problem() { throw RetractError(.invalidInput, "\(field): \(problem)", field: field) }
+        return selector
     }
 
     /// Works on the retraction in this process until it is finished, showing progress.

@@ -57,12 +57,16 @@ struct ProgressDisplay {
 extension RetractionView {
     var text: String {
         let inMode = mode == RetractionMode.background.rawValue ? "" : ", \(mode) mode"
-        var lines = ["retraction \(id) of \(references.joined(separator: ", ")) (app \(app)\(inMode)): \(state)"]
+        var lines = ["retraction \(id) of \(subject) (app \(app)\(inMode)): \(state)"]
+        if let referencesMatched { lines.append("  matched: \(referencesMatched) references on \(total) devices") }
         if dryRun {
             let known = skipped > 0 ? " (\(skipped) more are known dead and would be skipped)" : ""
             lines.append("  dry run: \(total - skipped) devices would get a removal push\(known); nothing was sent")
+            if let mostReferencesPerDevice { lines.append("  at most \(mostReferencesPerDevice) references on one device") }
+            for warning in warnings ?? [] { lines.append("  warning: \(warning)") }
             return lines.joined(separator: "\n")
         }
+        for warning in warnings ?? [] { lines.append("  warning: \(warning)") }
         var reached = "  devices: \(total) · sent \(sent) · unregistered \(unregistered)"
         if skipped > 0 { reached += " (\(skipped) known dead, skipped)" }
         reached += " · failed \(failed)"
@@ -71,11 +75,22 @@ extension RetractionView {
             reached += String(format: " · %.1fs, %.0f devices/s", seconds, Double(sent + unregistered + failed) / seconds)
         }
         lines.append(reached)
+        if mostPushesToOneDevice > 1 { lines.append("  pushes: \(pushes), up to \(mostPushesToOneDevice) to one device") }
         if waiting > 0 { lines.append("  waiting: \(waiting) devices for the service to come back (\(waitingReason ?? "unreachable"))") }
         for (reason, count) in failures.sorted(by: { $0.value > $1.value }) { lines.append("  failed: \(count) × \(reason)") }
         for hint in hints ?? [] { lines.append("  hint: \(hint)") }
         if let failure { lines.append("  stopped: \(failure)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// What it retracts: its references, or its selector and range.
+    var subject: String {
+        let selected = [("thread", thread), ("sender", sender), ("recipient", recipient), ("campaign", campaign)]
+        guard let (kind, value) = selected.first(where: { $0.1 != nil }), let value else { return references.joined(separator: ", ") }
+        var text = "\(kind) \"\(value)\""
+        if let sentAfter { text += " sent from \(sentAfter.formatted(.iso8601))" }
+        if let sentBefore { text += " sent before \(sentBefore.formatted(.iso8601))" }
+        return text
     }
 
     /// 0 when every device was reached or is dead (or the retraction is

@@ -38,6 +38,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Flag(help: "Leave the retraction of late deliveries to the workers (retract serve) rather than sending it here.")
     var noWait = false
 
+    @OptionGroup var labels: LabelOptions
     @OptionGroup var tokens: TokenOptions
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
@@ -51,11 +52,11 @@ struct RecordCommand: AsyncParsableCommand {
             let tokens = try tokens.read()
             let sentAt = try sentDate()
             let reference = try ReferenceID(argument: reference, name: "--reference")
-            let (noWait, collapseID) = (noWait, collapseID)
+            let (noWait, collapseID, labels) = (noWait, collapseID, labels.labels)
             exitCode = try await engine.withEngine(database) { engine in
                 let app = try await engine.app(named: app)
                 let recorded = try await engine.recordReporting(
-                    app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID)
+                    app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels)
                 print("recorded \(recorded.new) new deliveries of \(reference) (\(tokens.count) tokens given)")
                 var exitCode: Int32 = 0
                 // Sent here only where the app's credentials can be used; otherwise the workers (retract serve) send it.
@@ -78,7 +79,8 @@ struct RecordCommand: AsyncParsableCommand {
                 return exitCode
             }
         } catch let error as RetractError {
-            throw fail("record", error.naming(["sentAt": "--sent-at", "collapseId": "--collapse-id"]))
+            throw fail(
+                "record", error.naming(["sentAt": "--sent-at", "collapseId": "--collapse-id"].merging(LabelOptions.flags) { a, _ in a }))
         } catch {
             throw fail("record", error)
         }
@@ -87,10 +89,7 @@ struct RecordCommand: AsyncParsableCommand {
 
     private func sentDate() throws(RetractError) -> Date {
         guard let sentAt else { return Date() }
-        guard let date = ISO8601DateFormatter().date(from: sentAt) else {
-            throw RetractError(.invalidInput, "--sent-at \"\(sentAt)\" is not an ISO 8601 date such as 2026-11-23T10:00:00Z")
-        }
-        return date
+        return try Date(argument: sentAt, flag: "--sent-at")
     }
 }
 
@@ -130,6 +129,7 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(help: "Print the account as JSON.")
     var json = false
 
+    @OptionGroup var labels: LabelOptions
     @OptionGroup var tokens: TokenOptions
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
@@ -146,14 +146,18 @@ struct SendCommand: AsyncParsableCommand {
                 throw RetractError(.invalidInput, "--payload \(error)")
             }
             let collapse = try collapseChoice()
+            let labels = labels.labels
             let reference = try ReferenceID(argument: reference, name: "--reference")
             report = try await engine.withEngine(database) { engine in
                 try await engine.send(
                     app: try await engine.app(named: app), reference: reference, tokens: tokens, payload: payload,
-                    collapseID: collapse, via: service)
+                    collapseID: collapse, labels: labels, via: service)
             }
         } catch let error as RetractError {
-            throw fail("send", error.naming(["payload": "--payload", "collapseID": "--collapse-id", "tokens": "--token"]))
+            throw fail(
+                "send",
+                error.naming(
+                    ["payload": "--payload", "collapseID": "--collapse-id", "tokens": "--token"].merging(LabelOptions.flags) { a, _ in a }))
         } catch {
             throw fail("send", error)
         }

@@ -17,7 +17,7 @@ struct PayloadDocumentationTests {
 
     @Test func everyExampleIsJSONWhoseCustomDataReads() throws {
         let blocks = try jsonBlocks()
-        #expect(blocks.count == 9)  // FCM's blocks are checked by RetractFCMTests
+        #expect(blocks.count == 10)  // FCM's blocks are checked by RetractFCMTests
         for block in blocks {
             let reading = RetractPayload.read(try userInfo(block))
             #expect(reading.customData != nil, "\(block)")
@@ -36,6 +36,8 @@ struct PayloadDocumentationTests {
         #expect(
             reading.diagnostics.map(\.key) == (1...3).map { "notificationCustomData.pushNotificationReferenceIds[\($0)]" }
         )
+        let thread = try #require(blocks.first { $0.contains("pushNotificationThreadIds") })
+        #expect(RetractPayload.read(try userInfo(thread)).retractedThreads == ["conversation-77"])
     }
 
     @Test func builderOutputIsQuotedVerbatim() throws {

@@ -13,7 +13,8 @@ struct VectorTests {
         let showing = try delivered.map { notification in
             DeliveredNotification(
                 identifier: try #require(notification["identifier"] as? String),
-                userInfo: notification["userInfo"] as? [AnyHashable: Any] ?? [:]
+                userInfo: notification["userInfo"] as? [AnyHashable: Any] ?? [:],
+                threadIdentifier: notification["threadIdentifier"] as? String
             )
         }
         let center = InMemoryNotificationCenter(delivered: showing)
@@ -21,6 +22,7 @@ struct VectorTests {
 
         #expect((report.outcome != .notARetraction) == vector.retraction)
         #expect(report.references.map(\.rawValue).sorted() == vector.references.sorted())
+        #expect(report.threads.sorted() == vector.threads.sorted())
         let removed: [String] =
             switch report.outcome {
             case .removed(let identifiers): identifiers

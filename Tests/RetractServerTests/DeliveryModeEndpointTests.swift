@@ -1,6 +1,8 @@
 import APNsSimulator
+import FCMSimulator
 import Foundation
 import RetractKit
+import RetractStore
 import RetractTestSupport
 import Testing
 
@@ -144,6 +146,96 @@ struct DeliveryModeEndpointTests {
             try #require(inbox.count == 1)
             #expect(inbox[0].collapseID == "slot-2")
             #expect(inbox[0].pushType == "alert")
+        }
+    }
+
+    typealias Phone = APNsSimulatedDevice.Phone
+
+    /// A phone in each state the model has: the app in the background, force-quit with an extension without and with
+    /// the filtering entitlement, over its background budget, in Low Power Mode with an extension.
+    static let phones: [Phone] = [
+        Phone(), Phone(appState: .forceQuit, serviceExtension: .unfiltered), Phone(appState: .forceQuit, serviceExtension: .filtering),
+        Phone(backgroundBudget: 0), Phone(appState: .lowPower, serviceExtension: .unfiltered),
+    ]
+
+    /// What each of ``phones`` shows after message 1 of 1 and 2 is retracted in `mode`.
+    static func expected(after mode: RetractionMode) -> [[String: String]] {
+        let both = ["1": "See you at 8?", "2": "See you at 8?"]
+        let replaced = ["1": "This message was deleted", "2": "See you at 8?"]
+        let gone = ["2": "See you at 8?"]
+        switch mode {
+        // Only an app iOS hands the push to removes it.
+        case .background: return [gone, both, both, both, both]
+        // The carrier in the original's place; an extension with the entitlement hides it too.
+        case .serviceExtension: return [replaced, replaced, gone, replaced, replaced]
+        case .replace: return Array(repeating: replaced, count: phones.count)
+        }
+    }
+
+    /// Each mode over the API, in both dialects, to iPhones reached through APNs and through FCM, on a phone in every
+    /// state the model has: what each shows at the end.
+    @Test(arguments: RetractionMode.allCases, [PayloadDialect.canonical, .legacy])
+    func eachModeReachesThePhonesItCanInBothDialectsThroughAPNsAndFCM(mode: RetractionMode, dialect: PayloadDialect) async throws {
+        try await SimulatedFCM.with { fcm in
+            try await APIStage.with(fcm: fcm) { stage in
+                let admin = try await stage.key([.admin], apps: [], name: "ops")
+                let registered = try await stage.call(
+                    "POST", "/v1/apps", key: admin,
+                    body: #"""
+                        {"name":"mixed","topic":"com.example.mixed","environment":"sandbox","endpoint":"\#(stage.apns.endpoint)",
+                         "keyID":"\#(SimulatedAPNs.keyID)","teamID":"\#(SimulatedAPNs.teamID)","keyPath":"\#(stage.apns.keyPath)",
+                         "fcmServiceAccountPath":"\#(fcm.serviceAccountPath)","dialect":"\#(dialect.rawValue)"}
+                        """#)
+                #expect(registered.status == 201, "\(registered)")
+                let app = try #require(try await stage.store.app(named: "mixed"))
+                let key = try await stage.key([.send, .retract, .read], apps: [app])
+                let iPhones = TestTokens.tokens(0..<Self.phones.count)
+                let throughFCM = SimulatedFCM.tokens(0..<Self.phones.count)
+                let fcmTokens = "[" + throughFCM.map { "\"\(PushService.fcm.text(of: $0))\"" }.joined(separator: ",") + "]"
+                for reference in ["1", "2"] {
+                    for (tokens, transport) in [(APIStage.hex(iPhones), "apns"), (fcmTokens, "fcm")] {
+                        let sent = try await stage.call(
+                            "POST", "/v1/notifications", key: key,
+                            body:
+                                #"{"app":"mixed","reference":"\#(reference)","transport":"\#(transport)","tokens":\#(tokens),"payload":{"aps":{"alert":{"body":"See you at 8?"},"mutable-content":1}}}"#
+                        )
+                        try #require(sent.status == 200, "\(sent)")
+                    }
+                }
+                let made = try await stage.call(
+                    "POST", "/v1/retractions", key: key, body: #"{"app":"mixed","references":["1"],"mode":"\#(mode.rawValue)"}"#)
+                #expect(made.status == 202, "\(made)")
+                let status = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+                #expect(status["sent"] as? Int == 2 * Self.phones.count, "\(status)")
+                #expect(status["mode"] as? String == mode.rawValue)
+
+                let expected = Self.expected(after: mode)
+                for (index, phone) in Self.phones.enumerated() {
+                    let viaAPNs = await APNsSimulatedDevice.replay(stage.apns.inbox(iPhones[index]), on: phone)
+                    #expect(viaAPNs.texts == expected[index], "APNs, phone \(index)")
+                    let viaFCM = await APNsSimulatedDevice.replay(fcm.inbox(throughFCM[index]).map(\.asAPNsPush), on: phone)
+                    #expect(viaFCM.texts == expected[index], "FCM, phone \(index)")
+                }
+            }
+        }
+    }
+
+    /// A retraction text no push could carry is refused when the app is registered, and nothing is registered.
+    @Test func aRetractionTextOverTheLimitIsRefused() async throws {
+        try await APIStage.with { stage in
+            let admin = try await stage.key([.admin], apps: [], name: "ops")
+            let text = String(repeating: "x", count: 1025)
+            let refused = try await stage.call(
+                "POST", "/v1/apps", key: admin,
+                body: #"""
+                    {"name":"news","topic":"com.example.news","environment":"sandbox","endpoint":"\#(stage.apns.endpoint)",
+                     "keyID":"\#(SimulatedAPNs.keyID)","teamID":"\#(SimulatedAPNs.teamID)","keyPath":"\#(stage.apns.keyPath)",
+                     "retractionMode":"replace","retractionText":"\#(text)"}
+                    """#)
+            #expect(refused.status == 422, "\(refused)")
+            #expect(refused.json?["field"] as? String == "retractionText")
+            #expect((refused.json?["detail"] as? String)?.contains("1025 bytes") == true, "\(refused)")
+            #expect(try await stage.store.app(named: "news") == nil)
         }
     }
 }

@@ -114,6 +114,44 @@ struct DeliveryTests {
         }
     }
 
+    /// Labels are kept where given and NULL where not, in one statement;
+    /// a label unfit to keep is refused by name, and nothing of the batch is written.
+    @Test func labelsAreKeptWhereGiven() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            let labelled = DeliveryLabels(thread: "c-1", sender: "ann", campaign: "spring")
+            try await store.record([
+                Delivery(appID: app.id, reference: "m1", token: Fixture.token(1), sentAt: Date(), labels: labelled),
+                Delivery(appID: app.id, reference: "m1", token: Fixture.token(2), sentAt: Date(), labels: DeliveryLabels(recipient: "bob")),
+                Delivery(appID: app.id, reference: "m2", token: Fixture.token(1), sentAt: Date()),
+            ])
+            let rows = try await store.client.query(
+                """
+                SELECT reference || '/' || get_byte(token, 31) || ':' || coalesce(thread, '-') || ',' || coalesce(sender, '-') || ','
+                       || coalesce(recipient, '-') || ',' || coalesce(campaign, '-')
+                FROM deliveries ORDER BY 1
+                """, logger: TestDatabase.logger
+            ).collect().map { try $0.decode(String.self) }
+            #expect(rows == ["m1/1:c-1,ann,-,spring", "m1/2:-,-,bob,-", "m2/1:-,-,-,-"])
+
+            for (labels, message) in [
+                (DeliveryLabels(thread: ""), "deliveries[1].thread: must not be empty"),
+                (DeliveryLabels(sender: String(repeating: "s", count: 257)), "deliveries[1].sender: 257 bytes; at most 256"),
+                (DeliveryLabels(campaign: "a\nb"), "deliveries[1].campaign: cannot hold control characters"),
+            ] {
+                await #expect {
+                    try await store.record([
+                        Delivery(appID: app.id, reference: "m3", token: Fixture.token(1), sentAt: Date()),
+                        Delivery(appID: app.id, reference: "m3", token: Fixture.token(2), sentAt: Date(), labels: labels),
+                    ])
+                } throws: { error in
+                    (error as? StoreError)?.code == .invalidInput && "\(error)".contains(message)
+                }
+            }
+            #expect(try await store.recordedReferences(appID: app.id, among: ["m3"]).isEmpty)
+        }
+    }
+
     @Test func deadTokensAreSkippedAndCounted() async throws {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)

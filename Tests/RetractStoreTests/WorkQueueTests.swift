@@ -159,10 +159,9 @@ struct WorkQueueTests {
 
     @Test func givingUpOnAPageCountsItsDevicesFailedWithTheReason() async throws {
         try await TestDatabase.withStore { store, _ in
-            let (app, retraction) = try await retraction(store, devices: 5)
+            let (_, retraction) = try await retraction(store, devices: 5)
             let item = try #require(try await store.claimWork(worker: "w", limit: 1, lease: .seconds(60)).first)
-            let failed = try await store.giveUp(
-                item, appID: app.id, references: retraction.references, reason: "given up after 8 attempts: poison")
+            let failed = try await store.giveUp(item, of: retraction, reason: "given up after 8 attempts: poison")
             #expect(failed == 5)
             let done = try #require(try await store.retraction(id: retraction.id))
             #expect(done.state == .done)

@@ -13,6 +13,8 @@ public struct PayloadVectors: Sendable {
         public var deliveredJSON: String
         public var retraction: Bool
         public var references: [String]
+        /// The conversations the push retracts (`pushNotificationThreadIds`); empty when the case gives none.
+        public var threads: [String]
         /// Identifiers removed, in any order.
         public var remove: [String]
         /// Keys of the values that could not be read, in any order.
@@ -71,6 +73,7 @@ extension PayloadVectors.Case {
             deliveredJSON: delivered,
             retraction: try field("retraction", as: Bool.self),
             references: try field("references", as: [String].self),
+            threads: object["threads"] == nil ? [] : try field("threads", as: [String].self),
             remove: try field("remove", as: [String].self),
             diagnostics: try field("diagnostics", as: [String].self)
         )

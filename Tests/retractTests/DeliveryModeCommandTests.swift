@@ -95,7 +95,10 @@ struct DeliveryModeCommandTests {
     /// `retract send` of a broadcast still running when a moderator runs
     /// `retract notification`: the devices not yet sent are spared it, and
     /// every device that got it gets the removal.
-    @Test func aRetractionWhileSendIsRunningSparesTheDevicesNotYetSent() async throws {
+    /// By reference, or by the conversation the message belongs to (whose range ends when the retraction is made,
+    /// after the send began).
+    @Test(arguments: [false, true])
+    func aRetractionWhileSendIsRunningSparesTheDevicesNotYetSent(byThread: Bool) async throws {
         // Slow answers and a narrow window: each batch of 1,000 devices takes about 5 s to send.
         try await EndToEndTests.withStage(faults: APNsSimulatorFaults(latency: .milliseconds(50))) { stage in
             try stage.addApp("news")
@@ -104,6 +107,7 @@ struct DeliveryModeCommandTests {
             let payload = try stage.apns.file("story.json", #"{"aps":{"alert":{"body":"Wrong headline"}}}"#)
             let arguments = [
                 "send", "--app", "news", "--reference", "story", "--payload", payload, "--tokens-file", tokens, "--window", "10",
+                "--thread", "front-page",
             ]
             let sending = Task {
                 try await withCheckedThrowingContinuation { continuation in
@@ -115,7 +119,8 @@ struct DeliveryModeCommandTests {
             while stage.apns.simulator.statistics.accepted == 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            let retracted = try stage.retract(["notification", "story", "--app", "news", "--json"])
+            let retracted = try stage.retract(
+                ["notification", "--app", "news", "--json"] + (byThread ? ["--thread", "front-page"] : ["story"]))
             #expect(retracted.status == 0, "\(retracted.stderr)")
             let account = try EndToEndTests.account(retracted)
 
@@ -164,13 +169,18 @@ struct DeliveryModeCommandTests {
             #expect(longText.status == 2)
             #expect(longText.stderr.contains("--retraction-text: the retraction text is 1025 bytes"), "\(longText.stderr)")
 
-            // Nothing was sent, recorded or registered by any of them.
+            let unknownDefault = try stage.retract(stage.apps.appsAddArguments(name: "other") + ["--retraction-mode", "loud"])
+            #expect(unknownDefault.status == 64)
+            #expect(unknownDefault.stderr.contains("'background', 'service-extension'"), "\(unknownDefault.stderr)")
+
+            // Nothing was sent, recorded, retracted or registered by any of them.
             for device in TestTokens.tokens(0..<2) { #expect(stage.apns.inbox(device).isEmpty) }
             let (apps, recorded) = try await stage.store { store in
                 (try await store.apps().map(\.name), try await store.recordedReferences(appID: 1, among: ["m2"]))
             }
             #expect(apps == ["chat"])
             #expect(recorded.isEmpty)
+            #expect(try await stage.store { try await SelectorCommandTests.count($0, "SELECT count(*) FROM retractions") } == 0)
         }
     }
 }

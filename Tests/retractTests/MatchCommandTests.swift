@@ -10,7 +10,7 @@ struct MatchCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
             result.stdout
-                == #"{"retraction": true, "references": ["233", "msg-8812"], "remove": ["6F1C1E0A-2B8D-4F57-9E0D-0D5B7C1A9F10", "A77B0E4C-0F0B-4C39-8D7B-2E3F0C6B5D21"], "diagnostics": []}"#
+                == #"{"retraction": true, "references": ["233", "msg-8812"], "threads": [], "remove": ["6F1C1E0A-2B8D-4F57-9E0D-0D5B7C1A9F10", "A77B0E4C-0F0B-4C39-8D7B-2E3F0C6B5D21"], "diagnostics": []}"#
                 + "\n"
         )
         #expect(result.stderr.isEmpty)
@@ -32,7 +32,9 @@ struct MatchCommandTests {
         )
         let result = try RetractCLI.run(["match", "--push", push, "--delivered", delivered])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == #"{"retraction": true, "references": ["233"], "remove": ["233", "z-by-data"], "diagnostics": []}"# + "\n")
+        #expect(
+            result.stdout
+                == #"{"retraction": true, "references": ["233"], "threads": [], "remove": ["233", "z-by-data"], "diagnostics": []}"# + "\n")
     }
 
     @Test func pushThatIsNotARetractionRemovesNothing() throws {
@@ -41,7 +43,7 @@ struct MatchCommandTests {
             "push.json", #"{"aps": {"alert": "hi"}, "notificationCustomData": {"pushNotificationReferenceId": "msg-8812"}}"#)
         let result = try RetractCLI.run(["match", "--push", push, "--delivered", "docs/examples/delivered.json"])
         #expect(result.status == 0)
-        #expect(result.stdout == #"{"retraction": false, "references": [], "remove": [], "diagnostics": []}"# + "\n")
+        #expect(result.stdout == #"{"retraction": false, "references": [], "threads": [], "remove": [], "diagnostics": []}"# + "\n")
     }
 
     @Test func aFlagThatIsNotAnAcceptedFormIsReportedAndRemovesNothing() throws {
@@ -53,7 +55,7 @@ struct MatchCommandTests {
         let problem = #"notificationCustomData.isReferredNotificationMustRemoved: \"yes\" is not a removal flag (true, 1 or \"true\")"#
         #expect(
             result.stdout
-                == #"{"retraction": false, "references": [], "remove": [], "diagnostics": [{"key": "notificationCustomData.isReferredNotificationMustRemoved", "problem": "\#(problem)"}]}"#
+                == #"{"retraction": false, "references": [], "threads": [], "remove": [], "diagnostics": [{"key": "notificationCustomData.isReferredNotificationMustRemoved", "problem": "\#(problem)"}]}"#
                 + "\n"
         )
         #expect(
@@ -76,6 +78,7 @@ struct MatchCommandTests {
             JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stdout)")
         #expect(printed["retraction"] as? Bool == vector.retraction)
         #expect(printed["references"] as? [String] == vector.references.sorted())
+        #expect(printed["threads"] as? [String] == vector.threads.sorted())
         #expect(printed["remove"] as? [String] == vector.remove.sorted())
         let diagnostics = printed["diagnostics"] as? [[String: String]] ?? []
         #expect(diagnostics.compactMap { $0["key"] }.sorted() == vector.diagnostics.sorted())
@@ -94,6 +97,10 @@ struct MatchCommandTests {
         ("{}", "[7]", "DELIVERED: element 0: expected an object, found a number"),
         ("{}", #"[{"identifier": "a"}, {"userInfo": {}}]"#, #"DELIVERED: element 1: "identifier" must be a string"#),
         ("{}", #"[{"identifier": "a", "userInfo": "x"}]"#, #"DELIVERED: element 0: "userInfo" must be an object, found a string"#),
+        (
+            "{}", #"[{"identifier": "a", "threadIdentifier": 7}]"#,
+            #"DELIVERED: element 0: "threadIdentifier" must be a string, found a number"#
+        ),
     ]
 
     @Test(arguments: brokenInputs.indices)

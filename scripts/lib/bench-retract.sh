@@ -5,24 +5,36 @@
 # sends the same N pushes with the same window to the same simulator. Prints
 # devices/s for both and the ratio engine/client, per run and as medians.
 # Then times a service-extension retraction next to a background one of the
-# same devices, in the same process (ratio service-extension/background).
+# same devices, in the same process (ratio service-extension/background),
+# once as recorded and once with each delivery's collapse id recorded.
 # Then runs `retract notification` (release build, its own process) for N/10
 # and N recorded devices and prints each process's peak RSS: memory follows
 # the window and page size, not the number of devices.
+#
+# With --campaign (N 1,000,000 unless -n says otherwise): the N deliveries
+# also carry a campaign label, and a retraction by that campaign is timed
+# next to one by the reference, of the same deliveries, in the same process
+# (ratio campaign/reference); then the peak RSS of `retract notification
+# --campaign` for N/10 and N.
 # Uses DATABASE_URL's server when set, else a throwaway PostgreSQL removed at exit.
 set -euo pipefail
 
-devices=100000
+devices=
 runs=3
+campaign=false
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         -n) devices=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
         --window|--connections) extra+=("$1" "$2"); shift 2 ;;
+        --campaign) campaign=true; shift ;;
         *) echo "bench retract: unknown argument $1" >&2; exit 64 ;;
     esac
 done
+if [ -z "$devices" ]; then
+    if $campaign; then devices=1000000; else devices=100000; fi
+fi
 
 swift build -c release --product retract-bench >&2
 swift build -c release --product retract >&2
@@ -44,7 +56,45 @@ for _ in $(seq 1 100); do
 done
 
 
+# The peak RSS of `retract notification` for N/10 and N recorded devices; with
+# "campaign", retracting them by their campaign label.
+peak_rss_table() {
+    local by=$1 n made app reference label labelled=()
+    if [ "$by" = campaign ]; then labelled=(--compare-campaign); fi
+    printf '\n%-10s%14s%14s\n' devices seconds peakRSS-MiB
+    for n in $((devices / 10)) "$devices"; do
+        made=$("$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+            --key "$work/signing-key.p8" -n "$n" --record-only "${labelled[@]}")
+        app=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['app'])" "$made")
+        reference=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['reference'])" "$made")
+        label=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['campaign'])" "$made")
+        # ru_maxrss of the waited-for child: the retract process's peak resident set, in KiB.
+        DATABASE_URL=$url APNS_CA_FILE=$work/sim/simulator-ca.pem python3 - "$bin/retract" "$app" "$reference" "$n" "$by" "$label" <<'PY'
+import json, resource, subprocess, sys, time
+binary, app, reference, n, by, label = sys.argv[1:7]
+target = ["--campaign", label] if by == "campaign" else [reference]
+started = time.monotonic()
+done = subprocess.run([binary, "notification", *target, "--app", app, "--json"], capture_output=True, text=True)
+seconds = time.monotonic() - started
+if done.returncode != 0:
+    sys.exit(f"retract notification exited {done.returncode}: {done.stderr}")
+account = json.loads(done.stdout)
+assert account["sent"] == int(n), account
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"{n:<10}{seconds:14.1f}{peak:14.1f}")
+PY
+    done
+}
+
 echo "devices=$devices ${extra[*]} (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
+if $campaign; then
+    printf 'a retraction by campaign next to one by reference, the same deliveries, same run\n'
+    ratio_runs campaignPerSecond referencePerSecond campaign/s reference/s \
+        "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+        --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-campaign
+    peak_rss_table campaign
+    exit 0
+fi
 ratio_runs enginePerSecond clientPerSecond engine/s client/s \
     "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
     --key "$work/signing-key.p8" -n "$devices" "${extra[@]}"
@@ -56,24 +106,12 @@ ratio_runs serviceExtensionPerSecond backgroundPerSecond service-ext/s backgroun
     "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
     --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-modes
 
-printf '\n%-10s%14s%14s\n' devices seconds peakRSS-MiB
-for n in $((devices / 10)) "$devices"; do
-    made=$("$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
-        --key "$work/signing-key.p8" -n "$n" --record-only)
-    app=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['app'])" "$made")
-    reference=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['reference'])" "$made")
-    # ru_maxrss of the waited-for child: the retract process's peak resident set, in KiB.
-    DATABASE_URL=$url APNS_CA_FILE=$work/sim/simulator-ca.pem python3 - "$bin/retract" "$app" "$reference" "$n" <<'PY'
-import json, resource, subprocess, sys, time
-binary, app, reference, n = sys.argv[1:5]
-started = time.monotonic()
-done = subprocess.run([binary, "notification", reference, "--app", app, "--json"], capture_output=True, text=True)
-seconds = time.monotonic() - started
-if done.returncode != 0:
-    sys.exit(f"retract notification exited {done.returncode}: {done.stderr}")
-account = json.loads(done.stdout)
-assert account["sent"] == int(n), account
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(f"{n:<10}{seconds:14.1f}{peak:14.1f}")
-PY
-done
+# The same with each delivery's collapse id recorded, as `retract send` records
+# it: the alert mode then asks the ledger, per page, whether a newer message
+# took an original's place under its collapse id (docs/payload.md).
+printf '\nthe same, the deliveries recorded with a collapse id (as retract send records them)\n'
+ratio_runs serviceExtensionPerSecond backgroundPerSecond service-ext/s background/s \
+    "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+    --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-modes --collapse-ids
+
+peak_rss_table reference
