@@ -8,7 +8,10 @@ package struct BodyCache {
     let builder: PayloadBuilder
     /// The `aps` of every body: the retraction's delivery mode.
     let aps: RetractionAPS
-    private var cache: [Key: [ByteBuffer]] = [:]
+    private var cache: [Key: [Carried]] = [:]
+
+    /// A body and the references it carries.
+    package typealias Carried = (references: [ReferenceID], body: ByteBuffer)
 
     package init(builder: PayloadBuilder, aps: RetractionAPS = .background) {
         self.builder = builder
@@ -18,16 +21,18 @@ package struct BodyCache {
     /// The bodies that carry `references`, each at most `limit` bytes (the
     /// transport's ``PushTransport/bodyLimit``).
     package mutating func bodies(for references: [ReferenceID], limit: Int) throws -> [ByteBuffer] {
-        let key = Key(references: references, limit: limit)
-        if let cached = cache[key] { return cached }
-        let made = try builder.retractionBodies(for: references, limit: limit, aps: aps).map { ByteBuffer(bytes: $0) }
-        if cache.count < Self.capacity { cache[key] = made }
-        return made
+        try carrying(references, limit: limit).map(\.body)
     }
 
-    /// The references each of ``bodies(for:limit:)``'s bodies carries.
-    package func references(for references: [ReferenceID], limit: Int) throws -> [[ReferenceID]] {
-        try builder.retractionReferenceGroups(for: references, limit: limit, aps: aps)
+    /// ``bodies(for:limit:)``, each with the references it carries.
+    package mutating func carrying(_ references: [ReferenceID], limit: Int) throws -> [Carried] {
+        let key = Key(references: references, limit: limit)
+        if let cached = cache[key] { return cached }
+        let groups = try builder.retractionReferenceGroups(for: references, limit: limit, aps: aps)
+        let bodies = try builder.retractionBodies(for: references, limit: limit, aps: aps)
+        let made = zip(groups, bodies).map { (references: $0, body: ByteBuffer(bytes: $1)) }
+        if cache.count < Self.capacity { cache[key] = made }
+        return made
     }
 
     /// How many reference lists it keeps.

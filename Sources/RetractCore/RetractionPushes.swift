@@ -69,9 +69,8 @@ package struct RetractionPushes {
             // the collapse id of one of the originals it carries, in that one's
             // place rather than beside it. Each body carries its own references.
             var pushes: [OutgoingPush] = []
-            for references in try bodies.references(for: device.references, limit: limit) {
-                let collapseID = carrierCollapseID(for: references, on: device)
-                pushes += try bodies.bodies(for: references, limit: limit).map { push($0, collapseID: collapseID) }
+            for (references, body) in try bodies.carrying(device.references, limit: limit) {
+                pushes.append(push(body, collapseID: carrierCollapseID(for: references, on: device)))
             }
             return (pushes, [])
         case .replace:

@@ -127,10 +127,7 @@ extension RetractStore {
         let logger = logger
         @Sendable func refused(on connection: PostgresConnection) async throws -> Bool {
             try await Self.lockReferences(apps: all.appIDs, references: all.references, exclusive: false, on: connection, logger: logger)
-            let labelled = all.labelled
-            try await Self.lockLabels(
-                apps: labelled.map { all.appIDs[$0.index] }, kinds: labelled.map(\.kind.rawValue), values: labelled.map(\.value),
-                exclusive: false, on: connection, logger: logger)
+            try await Self.lockLabels(all.distinctLabels, exclusive: false, on: connection, logger: logger)
             guard case .refuse = rule else { return false }
             if try await !Self.retractedReferences(apps: all.appIDs, references: all.references, on: connection, logger: logger).isEmpty {
                 return true
@@ -248,28 +245,11 @@ extension RetractStore {
     /// Whether some delivery the target takes was recorded with a collapse
     /// id: what a `replace` retraction can replace.
     package func hasCollapseIDs(appID: Int64, _ target: RetractionTarget) async throws(StoreError) -> Bool {
-        let query: PostgresQuery
-        switch target {
-        case .references(let references):
-            let refs = Array(Set(references.map(\.rawValue)))
-            query = """
-                SELECT EXISTS (
-                    SELECT 1 FROM unnest(\(refs)::text[]) AS r (ref)
-                    JOIN deliveries d ON d.app_id = \(appID) AND d.reference = r.ref AND d.collapse_id IS NOT NULL
-                )
-                """
-        case .selector(let selector):
-            let range = SelectedRange(selector, oldestKept: retention.oldestKept())
-            query = """
-                SELECT EXISTS (
-                    SELECT 1 FROM deliveries d
-                    WHERE d.app_id = \(appID) AND d.\(unescaped: range.column) = \(range.value)
-                      AND d.sent_on >= \(range.firstDay)::date AND d.sent_on <= \(range.lastDay)::date
-                      AND d.sent_at >= \(range.after) AND d.sent_at < \(range.before) AND d.collapse_id IS NOT NULL
-                )
-                """
-        }
-        return try await perform("looking up collapse ids", idempotent: true) { [self] in
+        let taken = TakenDeliveries(target: target, appID: appID, oldestKept: retention.oldestKept())
+        var binds = PostgresBindings()
+        let sql = "SELECT EXISTS (SELECT 1 FROM deliveries d WHERE \(taken.condition("d", binds: &binds)) AND d.collapse_id IS NOT NULL)"
+        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        return try await perform("looking up collapse ids of \(taken.description)", idempotent: true) { [self] in
             try await client.query(query, logger: logger).values(of: Bool.self).first ?? false
         }
     }

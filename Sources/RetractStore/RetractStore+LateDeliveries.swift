@@ -38,12 +38,25 @@ extension RetractStore {
             }
         }
 
-        /// Every label given, with the index of its delivery.
-        var labelled: [(index: Int, kind: RetractionSelector.Kind, value: String)] {
-            labels.sorted { $0.key.rawValue < $1.key.rawValue }.flatMap { kind, values in
-                values.enumerated().filter { !$0.element.isEmpty }.map { (index: $0.offset, kind: kind, value: $0.element) }
+        /// The labels given, each once with its app: what recording locks,
+        /// and looks up retractions by selector of. A batch has few (a
+        /// campaign one, a chat's batch a few conversations).
+        var distinctLabels: [Label] {
+            var seen = Set<Label>()
+            for (kind, values) in labels {
+                for (index, value) in values.enumerated() where !value.isEmpty {
+                    seen.insert(Label(appID: appIDs[index], kind: kind, value: value))
+                }
             }
+            return seen.sorted { ($0.appID, $0.kind.rawValue, $0.value) < ($1.appID, $1.kind.rawValue, $1.value) }
         }
+    }
+
+    /// One label of an app.
+    struct Label: Hashable, Sendable {
+        var appID: Int64
+        var kind: RetractionSelector.Kind
+        var value: String
     }
 
     /// Retracts, in the same transaction as their insert, the new deliveries

@@ -28,7 +28,7 @@ extension RetractStore {
                     let census: Census
                     if var given = selector {
                         try await Self.lockLabels(
-                            apps: [request.appID], kinds: [given.kind.rawValue], values: [given.value], exclusive: true, on: connection,
+                            [Label(appID: request.appID, kind: given.kind, value: given.value)], exclusive: true, on: connection,
                             logger: logger)
                         // Not given, the range ends when the retraction is made: nothing sent later is taken.
                         if given.sentBefore == nil {

@@ -7,44 +7,22 @@ import RetractKit
 /// within a time range, instead of a list of references (docs/ledger.md,
 /// "Delivery labels").
 extension RetractStore {
-    /// A selector as the ledger reads it: its range, and the days of the
-    /// partitions that can hold its deliveries (those before the retention
-    /// window are gone).
-    struct SelectedRange: Sendable {
-        var column: String
-        var value: String
-        var after: Date
-        var before: Date
-        var firstDay: String
-        var lastDay: String
-
-        /// - Parameter selector: with ``RetractionSelector/sentBefore`` set, as a retraction keeps it.
-        init(_ selector: RetractionSelector, oldestKept: Date) {
-            column = selector.kind.column
-            value = selector.value
-            after = selector.sentAfter ?? .distantPast
-            before = selector.sentBefore ?? .distantFuture
-            firstDay = UTCDay(containing: max(after, oldestKept)).isoDate
-            lastDay = UTCDay(containing: min(before, Date().addingTimeInterval(Retention.furthestAhead))).isoDate
-        }
-    }
-
-    /// The selector's rows in token order after `after` and up to `through`, at most `limit`.
-    private func selectedRows(
-        appID: Int64, _ range: SelectedRange, after lower: ByteBuffer, through upper: ByteBuffer, limit: Int?
+    /// The rows `taken` takes in token order after `lower` and up to `upper`, at most `limit`.
+    private func takenRows(
+        _ taken: TakenDeliveries, after lower: ByteBuffer, through upper: ByteBuffer, limit: Int?
     ) async throws(StoreError) -> [DevicePage.Row] {
-        let query: PostgresQuery = """
+        var binds = PostgresBindings()
+        let sql = """
             SELECT d.reference, d.token, d.transport = 'fcm', d.sent_at,
-                   (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token), d.collapse_id
+                   (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = d.app_id AND dt.token = d.token), d.collapse_id
             FROM deliveries d
-            WHERE d.app_id = \(appID) AND d.\(unescaped: range.column) = \(range.value)
-              AND d.sent_on >= \(range.firstDay)::date AND d.sent_on <= \(range.lastDay)::date
-              AND d.sent_at >= \(range.after) AND d.sent_at < \(range.before)
-              AND d.token > \(lower) AND d.token <= \(upper)
+            WHERE \(taken.condition("d", binds: &binds))
+              AND d.token > \(binds.placeholder(lower)) AND d.token <= \(binds.placeholder(upper))
             ORDER BY d.token
-            LIMIT \(limit)
+            LIMIT \(binds.placeholder(limit.map(Int64.init) ?? Int64.max))
             """
-        return try await perform("reading devices of \(range.column) \"\(range.value)\"", idempotent: true) { [self] in
+        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        return try await perform("reading devices of \(taken.description)", idempotent: true) { [self] in
             var rows: [DevicePage.Row] = []
             for try await (reference, token, isFCM, sentAt, deadSince, collapseID) in try await client.query(query, logger: logger).decode(
                 (String, ByteBuffer, Bool, Date, Date?, String?).self)
@@ -60,24 +38,25 @@ extension RetractStore {
     /// with every reference of those deliveries; known-dead devices as
     /// ``devicePage(appID:references:after:through:limit:)`` counts them.
     ///
-    /// One read through the label's index, in token order, of at most four
-    /// rows per device of the page: a device can have many deliveries (a
+    /// One read through the label's index, in token order, of `limit + 1`
+    /// rows: as many as a page of references reads for a campaign's one
+    /// delivery per device. A device can have many deliveries (a
     /// conversation's messages), and the last one read may have more, so it
-    /// is left to the next page. A device with more deliveries than a whole
-    /// read is read alone, every row of it.
+    /// is left to the next page: a page of such devices holds fewer. A device
+    /// with more deliveries than a whole read is read alone, every row of it.
     package func devicePage(
         appID: Int64, selector: RetractionSelector, after: DeviceToken? = nil, through: DeviceToken? = nil, limit: Int = 1000
     ) async throws(StoreError) -> DevicePage {
         precondition(limit > 0, "a page holds at least one device")
-        let range = SelectedRange(selector, oldestKept: retention.oldestKept())
+        let taken = TakenDeliveries(target: .selector(selector), appID: appID, oldestKept: retention.oldestKept())
         let lower = ByteBuffer(bytes: after?.bytes ?? [])
         let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
-        let rowLimit = limit * 4
-        let rows = try await selectedRows(appID: appID, range, after: lower, through: upper, limit: rowLimit)
+        let rowLimit = limit + 1
+        let rows = try await takenRows(taken, after: lower, through: upper, limit: rowLimit)
         let filled = rows.count >= rowLimit
         if filled, let first = rows.first?.token, rows.last?.token == first {
             // No device lies between the cursor and this one, so up to it is every row of it.
-            let all = try await selectedRows(appID: appID, range, after: lower, through: ByteBuffer(bytes: first.bytes), limit: nil)
+            let all = try await takenRows(taken, after: lower, through: ByteBuffer(bytes: first.bytes), limit: nil)
             return DevicePage(selecting: all, limit: limit, mayHaveMore: true, lastMayContinue: false)
         }
         return DevicePage(selecting: rows, limit: limit, mayHaveMore: filled, lastMayContinue: filled)
@@ -100,29 +79,27 @@ extension RetractStore {
     static func census(
         of selector: RetractionSelector, appID: Int64, dryRun: Bool, oldestKept: Date, on connection: PostgresConnection, logger: Logger
     ) async throws -> Census {
-        let range = SelectedRange(selector, oldestKept: oldestKept)
+        let taken = TakenDeliveries(target: .selector(selector), appID: appID, oldestKept: oldestKept)
         var census = Census(devices: 0)
-        let references = try await connection.query(
-            """
-            SELECT count(DISTINCT d.reference) FROM deliveries d
-            WHERE d.app_id = \(appID) AND d.\(unescaped: range.column) = \(range.value)
-              AND d.sent_on >= \(range.firstDay)::date AND d.sent_on <= \(range.lastDay)::date
-              AND d.sent_at >= \(range.after) AND d.sent_at < \(range.before)
-            """, logger: logger)
-        for try await count in references.decode(Int.self) { census.references = count }
-        let devices = try await connection.query(
-            """
+        var binds = PostgresBindings()
+        let references = "SELECT count(DISTINCT d.reference) FROM deliveries d WHERE \(taken.condition("d", binds: &binds))"
+        for try await count in try await connection.query(PostgresQuery(unsafeSQL: references, binds: binds), logger: logger).decode(
+            Int.self)
+        {
+            census.references = count
+        }
+        binds = PostgresBindings()
+        let devices = """
             SELECT count(*), count(*) FILTER (WHERE s.newest <= dt.recorded_at), coalesce(max(s.refs), 0)
             FROM (
                 SELECT d.token, max(d.sent_at) AS newest, count(DISTINCT d.reference) AS refs FROM deliveries d
-                WHERE d.app_id = \(appID) AND d.\(unescaped: range.column) = \(range.value)
-                  AND d.sent_on >= \(range.firstDay)::date AND d.sent_on <= \(range.lastDay)::date
-                  AND d.sent_at >= \(range.after) AND d.sent_at < \(range.before)
+                WHERE \(taken.condition("d", binds: &binds))
                 GROUP BY d.token
             ) s
-            LEFT JOIN dead_tokens dt ON dt.app_id = \(appID) AND dt.token = s.token
-            """, logger: logger)
-        for try await (count, dead, most) in devices.decode((Int, Int, Int).self) {
+            LEFT JOIN dead_tokens dt ON dt.app_id = \(binds.placeholder(appID)) AND dt.token = s.token
+            """
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: devices, binds: binds), logger: logger)
+        for try await (count, dead, most) in rows.decode((Int, Int, Int).self) {
             census.devices = count
             // Only a dry run reports the known dead; a retraction counts those it skips as it goes.
             census.knownDead = dryRun ? dead : 0
@@ -145,30 +122,27 @@ extension RetractStore {
         return 0
     }
 
-    /// How many devices of a page range a selector takes: live ones, and
+    /// How many devices of a page range a retraction takes: live ones, and
     /// those skipped as known dead (see ``giveUp(_:of:reason:)``).
-    func selectedDeviceCounts(
-        appID: Int64, selector: RetractionSelector, after lower: ByteBuffer, through upper: ByteBuffer
+    func deviceCounts(
+        of retraction: Retraction, after lower: ByteBuffer, through upper: ByteBuffer
     ) async throws(StoreError) -> (live: Int, dead: Int) {
-        let range = SelectedRange(selector, oldestKept: retention.oldestKept())
-        return try await perform("counting devices of \(range.column) \"\(range.value)\"", idempotent: true) { [self] in
-            let rows = try await client.query(
-                """
-                SELECT count(*) FILTER (WHERE dt.recorded_at IS NULL OR d.newest > dt.recorded_at),
-                       count(*) FILTER (WHERE d.newest <= dt.recorded_at)
-                FROM (
-                    SELECT token, max(sent_at) AS newest FROM deliveries
-                    WHERE app_id = \(appID) AND \(unescaped: range.column) = \(range.value)
-                      AND sent_on >= \(range.firstDay)::date AND sent_on <= \(range.lastDay)::date
-                      AND sent_at >= \(range.after) AND sent_at < \(range.before)
-                      AND token > \(lower) AND token <= \(upper)
-                    GROUP BY token
-                ) d
-                LEFT JOIN dead_tokens dt ON dt.app_id = \(appID) AND dt.token = d.token
-                """,
-                logger: logger
-            )
-            for try await counts in rows.decode((Int, Int).self) { return counts }
+        let taken = TakenDeliveries(target: retraction.target, appID: retraction.appID, oldestKept: retention.oldestKept())
+        var binds = PostgresBindings()
+        let sql = """
+            SELECT count(*) FILTER (WHERE dt.recorded_at IS NULL OR d.newest > dt.recorded_at),
+                   count(*) FILTER (WHERE d.newest <= dt.recorded_at)
+            FROM (
+                SELECT d.token, max(d.sent_at) AS newest FROM deliveries d
+                WHERE \(taken.condition("d", binds: &binds))
+                  AND d.token > \(binds.placeholder(lower)) AND d.token <= \(binds.placeholder(upper))
+                GROUP BY d.token
+            ) d
+            LEFT JOIN dead_tokens dt ON dt.app_id = \(binds.placeholder(retraction.appID)) AND dt.token = d.token
+            """
+        let query = PostgresQuery(unsafeSQL: sql, binds: binds)
+        return try await perform("counting the devices of \(taken.description)", idempotent: true) { [self] in
+            for try await counts in try await client.query(query, logger: logger).decode((Int, Int).self) { return counts }
             return (0, 0)
         }
     }
@@ -182,16 +156,16 @@ extension RetractStore {
     /// (``lockReferences(apps:references:exclusive:on:logger:)``), a
     /// delivery is then either committed before the retraction is made, and
     /// its pages find it, or recorded after, and retracted at once as late.
-    static func lockLabels(
-        apps: [Int64], kinds: [String], values: [String], exclusive: Bool, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        guard !apps.isEmpty else { return }
+    static func lockLabels(_ labels: [Label], exclusive: Bool, on connection: PostgresConnection, logger: Logger) async throws {
+        guard !labels.isEmpty else { return }
         let function = exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"
         try await connection.query(
             """
             SELECT \(unescaped: function)(\(Self.labelLockClass), (b.app * 256 + b.bucket)::int4)
             FROM (SELECT DISTINCT u.a AS app, hashtext(u.k || ':' || u.v) & 255 AS bucket
-                  FROM unnest(\(apps)::bigint[], \(kinds)::text[], \(values)::text[]) AS u (a, k, v) ORDER BY 1, 2) b
+                  FROM unnest(\(labels.map(\.appID))::bigint[], \(labels.map(\.kind.rawValue))::text[], \(labels.map(\.value))::text[])
+                       AS u (a, k, v)
+                  ORDER BY 1, 2) b
             """,
             logger: logger)
     }
@@ -202,37 +176,42 @@ extension RetractStore {
     /// The new deliveries a retraction by selector takes (same app, label
     /// and a send time within its range), each with the mode and badge of the
     /// latest such retraction, by index in `new`.
+    ///
+    /// One look through `retractions_by_selector` for the batch's distinct
+    /// labels; nearly always it finds none. What it finds is matched to the
+    /// deliveries here.
     static func selectedDeliveries(_ new: NewDeliveries, on connection: PostgresConnection, logger: Logger) async throws -> [Int: Mode] {
-        guard !new.labels.isEmpty else { return [:] }
-        var indices: [Int] = []
-        var apps: [Int64] = []
-        var kinds: [String] = []
-        var values: [String] = []
-        var sentAt: [Date] = []
-        for (kind, column) in new.labels {
-            for (index, value) in column.enumerated() where !value.isEmpty {
-                indices.append(index)
-                apps.append(new.appIDs[index])
-                kinds.append(kind.rawValue)
-                values.append(value)
-                sentAt.append(new.sentAt[index])
-            }
-        }
-        guard !indices.isEmpty else { return [:] }
+        let labels = new.distinctLabels
+        guard !labels.isEmpty else { return [:] }
         let rows = try await connection.query(
             """
-            SELECT DISTINCT ON (u.i) u.i, r.app_id, r.mode, r.badge
-            FROM unnest(\(indices)::bigint[], \(apps)::bigint[], \(kinds)::text[], \(values)::text[], \(sentAt)::timestamptz[])
-                 AS u (i, a, k, v, s)
+            SELECT r.app_id, r.selector_kind, r.selector_value, r.sent_after, r.sent_before, r.mode, r.badge, r.created_at
+            FROM unnest(\(labels.map(\.appID))::bigint[], \(labels.map(\.kind.rawValue))::text[], \(labels.map(\.value))::text[])
+                 AS u (a, k, v)
             JOIN retractions r ON r.app_id = u.a AND r.selector_kind = u.k AND r.selector_value = u.v AND NOT r.dry_run
-                 AND u.s >= coalesce(r.sent_after, '-infinity') AND u.s < r.sent_before
-            ORDER BY u.i, r.created_at DESC
             """,
             logger: logger)
-        var selected: [Int: Mode] = [:]
-        for try await (index, appID, mode, badge) in rows.decode((Int, Int64, String, Int?).self) {
-            selected[index] = Mode(appID: appID, mode: mode, badge: badge)
+        // Each label's retractions, newest first.
+        var retractions: [Label: [(after: Date?, before: Date, mode: Mode, createdAt: Date)]] = [:]
+        for try await (appID, kind, value, after, before, mode, badge, createdAt) in rows.decode(
+            (Int64, String, String, Date?, Date, String, Int?, Date).self)
+        {
+            guard let kind = RetractionSelector.Kind(rawValue: kind) else { continue }
+            retractions[Label(appID: appID, kind: kind, value: value), default: []].append(
+                (after, before, Mode(appID: appID, mode: mode, badge: badge), createdAt))
         }
-        return selected
+        guard !retractions.isEmpty else { return [:] }
+        var selected: [Int: (mode: Mode, createdAt: Date)] = [:]
+        for (kind, values) in new.labels {
+            for (index, value) in values.enumerated() where !value.isEmpty {
+                let sentAt = new.sentAt[index]
+                for retraction in retractions[Label(appID: new.appIDs[index], kind: kind, value: value)] ?? []
+                where retraction.after.map({ sentAt >= $0 }) ?? true && sentAt < retraction.before {
+                    if let chosen = selected[index], chosen.createdAt >= retraction.createdAt { continue }
+                    selected[index] = (retraction.mode, retraction.createdAt)
+                }
+            }
+        }
+        return selected.mapValues(\.mode)
     }
 }

@@ -228,30 +228,7 @@ extension RetractStore {
         case .page(let after, let through):
             let lower = ByteBuffer(bytes: after?.bytes ?? [])
             let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
-            let appID = retraction.appID
-            let (live, dead): (Int, Int)
-            if let selector = retraction.selector {
-                (live, dead) = try await selectedDeviceCounts(appID: appID, selector: selector, after: lower, through: upper)
-            } else {
-                let refs = Array(Set(retraction.references.map(\.rawValue)))
-                (live, dead) = try await perform("counting the devices of work item \(item.id)", idempotent: true) { [self] in
-                    let rows = try await client.query(
-                        """
-                        SELECT count(*) FILTER (WHERE dt.recorded_at IS NULL OR d.newest > dt.recorded_at),
-                               count(*) FILTER (WHERE d.newest <= dt.recorded_at)
-                        FROM (
-                            SELECT token, max(sent_at) AS newest FROM deliveries
-                            WHERE app_id = \(appID) AND reference = ANY(\(refs)::text[]) AND token > \(lower) AND token <= \(upper)
-                            GROUP BY token
-                        ) d
-                        LEFT JOIN dead_tokens dt ON dt.app_id = \(appID) AND dt.token = d.token
-                        """,
-                        logger: logger
-                    )
-                    for try await counts in rows.decode((Int, Int).self) { return counts }
-                    return (0, 0)
-                }
-            }
+            let (live, dead) = try await deviceCounts(of: retraction, after: lower, through: upper)
             counts.failed = live
             counts.dead = dead
             counts.skipped = dead

@@ -45,6 +45,7 @@ struct RetractBenchmark: AsyncParsableCommand {
     var compareModes = false
 
     @Flag(
+        name: .customLong("collapse-ids"),
         help: """
             Record each delivery with the reference as its collapse id, as `retract send` records it: \
             the alert modes then look for newer messages under each device's collapse id before sending.
@@ -85,11 +86,17 @@ struct RetractBenchmark: AsyncParsableCommand {
                 return
             }
             let trust = [try String(contentsOfFile: ca, encoding: .utf8)]
-            if compareCampaign {
+            // An engine sending to the endpoint with the window and connections asked for.
+            func makeEngine() -> (RetractEngine, PushTransports) {
                 let transports = PushTransports(
                     settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)
-                let engine = RetractEngine(
-                    store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
+                return (
+                    RetractEngine(store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger),
+                    transports
+                )
+            }
+            if compareCampaign {
+                let (engine, transports) = makeEngine()
                 // The same deliveries, taken one way after the other; the order alternates between runs by a coin.
                 let campaignFirst = Bool.random()
                 var seconds: [Bool: Double] = [:]
@@ -105,10 +112,7 @@ struct RetractBenchmark: AsyncParsableCommand {
                 return
             }
             if compareModes {
-                let transports = PushTransports(
-                    settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)
-                let engine = RetractEngine(
-                    store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
+                let (engine, transports) = makeEngine()
                 // The same devices, one mode after the other; the order alternates between runs by a coin.
                 let serviceExtensionFirst = Bool.random()
                 var seconds: [RetractionMode: Double] = [:]
@@ -131,10 +135,7 @@ struct RetractBenchmark: AsyncParsableCommand {
                     additionalTrustRootsPEM: trust, connectionCount: connections))
 
             // The engine: a retraction worked to the end by one worker.
-            let transports = PushTransports(
-                settings: APNsSettings(additionalTrustRootsPEM: trust, connectionsPerApp: connections), logger: benchmarkLogger)
-            let engine = RetractEngine(
-                store: store, transports: transports, settings: EngineSettings(window: window), logger: benchmarkLogger)
+            let (engine, transports) = makeEngine()
             let engineSeconds = try await Timing.retraction(of: reference, app: app, count: count, engine: engine)
             await transports.shutdown()
             print(

@@ -51,7 +51,7 @@ struct SelectorTests {
     @Test func aSelectorsPagesHoldEveryDeviceOnceWithAllOfItsReferences() async throws {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)
-            // 30 devices of 12 messages each: 360 rows, more than a page reads at once (4 rows per device of a page of 5).
+            // 30 devices of 12 messages each: 360 rows, many more than a page reads at once (6 for a page of 5).
             try await Self.conversation(store, app: app, thread: "c-1", messages: 12, devices: 0..<30)
             try await Self.conversation(store, app: app, thread: "c-2", messages: 3, devices: 0..<30)
             let (devices, pages) = try await Self.allDevices(
@@ -59,7 +59,7 @@ struct SelectorTests {
             #expect(devices.map(\.token) == (0..<30).map(Fixture.token))
             let references = (0..<12).map { ReferenceID("c-1-m\($0)") }.sorted()
             #expect(devices.allSatisfy { $0.references == references })
-            // 20 rows a read, the last device of each left to the next: one device a page.
+            // Devices of 12 rows in reads of 6: each read alone, one device a page.
             #expect(pages >= 30)
 
             // One device with more deliveries than a whole read is read alone, every one of them.
@@ -69,6 +69,17 @@ struct SelectorTests {
                 store, app: app, RetractionSelector(.thread, "c-3", sentBefore: Date().addingTimeInterval(1)), limit: 2)
             #expect(crowded.map(\.token) == [3, 7, 9].map(Fixture.token))
             #expect(crowded.map(\.references.count) == [2, 50, 2])
+
+            // A campaign's one delivery per device: full pages, as for references.
+            try await store.record(
+                (100..<112).map {
+                    Delivery(
+                        appID: app.id, reference: "k-1", token: Fixture.token($0), sentAt: Date(), labels: DeliveryLabels(campaign: "k"))
+                })
+            let (campaign, campaignPages) = try await Self.allDevices(
+                store, app: app, RetractionSelector(.campaign, "k", sentBefore: Date().addingTimeInterval(1)), limit: 5)
+            #expect(campaign.map(\.token) == (100..<112).map(Fixture.token))
+            #expect(campaignPages == 3)
         }
     }
 
