@@ -87,6 +87,17 @@ public final class APNsClient: Sendable {
     /// How many connections were opened, for tests and metrics.
     public var connectionsOpened: Int { pool.openedConnectionCount }
 
+    /// How many connections the client keeps now (open or to be opened on demand).
+    public var connectionSlots: Int { pool.slotCount }
+
+    /// Makes room for `inFlight` pushes at once: as many connections as the
+    /// server's `SETTINGS_MAX_CONCURRENT_STREAMS` says they take, up to
+    /// ``APNsClientConfiguration/maximumConnectionCount``. Connections are
+    /// opened as requests come; none is closed for a smaller number.
+    public func provision(inFlight: Int) {
+        pool.provision(inFlight: inFlight, maximumConnections: configuration.maximumConnectionCount)
+    }
+
     /// Closes the connections; sends still waiting fail with ``APNsError/clientShutdown``.
     public func shutdown() async {
         await pool.shutdown()

@@ -58,9 +58,12 @@ public struct APNsClientConfiguration: Sendable {
     public var authentication: APNsAuthentication
     /// Extra root certificates (PEM) to trust, for a private endpoint.
     public var additionalTrustRootsPEM: [String]
-    /// Long-lived HTTP/2 connections to keep; each carries up to the server's
-    /// concurrent-stream limit.
+    /// Long-lived HTTP/2 connections to open at first; each carries up to the
+    /// server's concurrent-stream limit.
     public var connectionCount: Int
+    /// The most connections ``APNsClient/provision(inFlight:)`` grows to,
+    /// when more pushes are to be in flight than the first connections carry.
+    public var maximumConnectionCount: Int
     /// How long a request may wait for its answer, unless it says otherwise.
     public var requestTimeout: TimeAmount
     public var connectTimeout: TimeAmount
@@ -72,6 +75,7 @@ public struct APNsClientConfiguration: Sendable {
         authentication: APNsAuthentication,
         additionalTrustRootsPEM: [String] = [],
         connectionCount: Int = 1,
+        maximumConnectionCount: Int? = nil,
         requestTimeout: TimeAmount = .seconds(30),
         connectTimeout: TimeAmount = .seconds(10),
         now: @escaping @Sendable () -> Date = { Date() }
@@ -80,6 +84,7 @@ public struct APNsClientConfiguration: Sendable {
         self.authentication = authentication
         self.additionalTrustRootsPEM = additionalTrustRootsPEM
         self.connectionCount = connectionCount
+        self.maximumConnectionCount = max(maximumConnectionCount ?? connectionCount, connectionCount)
         self.requestTimeout = requestTimeout
         self.connectTimeout = connectTimeout
         self.now = now

@@ -35,6 +35,10 @@ package final class APNsTransport: PushTransport {
         }
     }
 
+    package func provision(inFlight: Int) {
+        client.provision(inFlight: inFlight)
+    }
+
     package func shutdown() async {
         await client.shutdown()
     }

@@ -1,20 +1,26 @@
 /// How hard and in what steps the engine works.
 package struct EngineSettings: Sendable, Hashable {
-    /// Pushes in flight at once in one process, across everything it sends.
-    /// The default is 200 streams on each of the default two HTTP/2
-    /// connections; APNs often grants 1,000 per connection, and a lower
-    /// limit only makes the rest wait in the client.
+    /// The most pushes in flight at once in one process, across everything
+    /// it sends: the memory it may give them. Within it, each app's window
+    /// through each service sizes itself to the round trip
+    /// (``WindowSizer``), from 400 up.
     package var window: Int
+    /// Where each app's window starts, and the least it goes back to: the
+    /// fixed window of earlier versions, enough at loopback's round trip.
+    package var smallestWindow: Int
     /// Devices read from the ledger per work item. A worker killed mid-item
     /// makes its successor send that item's devices again, so at most
     /// `lanes × pageSize` devices get a duplicate push after a crash.
     package var pageSize: Int
-    /// Work items one process works on at once.
+    /// The most work items one process works on at once. Four always are;
+    /// more as the largest window grows, to keep it full.
     package var lanes: Int
     /// How long a claimed item stays this worker's without news; kept alive
     /// while the worker is busy with it, so it only lapses when the worker dies.
     package var lease: Duration
-    /// How long a worker with nothing due waits before looking again.
+    /// How long a worker with nothing due waits before looking again, when
+    /// no notification of new work woke it sooner: it finds work due later
+    /// (retries, backoffs, lapsed leases) and work whose notification was lost.
     package var idlePoll: Duration
     /// Devices recorded per statement when sending originals or recording.
     package var recordBatch: Int
@@ -34,11 +40,12 @@ package struct EngineSettings: Sendable, Hashable {
     package var retryPolicy: RetryPolicy
 
     package init(
-        window: Int = 400,
+        window: Int = 5000,
+        smallestWindow: Int = 400,
         pageSize: Int = 500,
-        lanes: Int = 4,
+        lanes: Int = 16,
         lease: Duration = .seconds(60),
-        idlePoll: Duration = .milliseconds(200),
+        idlePoll: Duration = .seconds(1),
         recordBatch: Int = 1000,
         retryBudget: Duration = .seconds(30 * 60),
         itemAttempts: Int = 8,
@@ -46,6 +53,7 @@ package struct EngineSettings: Sendable, Hashable {
         retryPolicy: RetryPolicy = RetryPolicy()
     ) {
         self.window = window
+        self.smallestWindow = smallestWindow
         self.pageSize = pageSize
         self.lanes = lanes
         self.lease = lease
@@ -68,6 +76,7 @@ package struct EngineSettings: Sendable, Hashable {
     /// The first setting that cannot work, naming it, or nil.
     package var problem: String? {
         if window < 1 || window > 100_000 { return "window \(window): 1 to 100000 pushes in flight" }
+        if smallestWindow < 1 { return "smallest window \(smallestWindow): at least 1 push in flight" }
         if pageSize < 1 || pageSize > 10_000 { return "page size \(pageSize): 1 to 10000 devices" }
         if lanes < 1 || lanes > 64 { return "lanes \(lanes): 1 to 64" }
         if lease < .seconds(1) { return "lease \(lease): at least one second" }

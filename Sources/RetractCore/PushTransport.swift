@@ -58,5 +58,13 @@ package protocol PushTransport: Sendable {
     /// What the service would refuse about a push of `body` and `kind`, or nil.
     func problem(with body: ByteBuffer, kind: OutgoingPush.Kind) -> String?
     func send(_ push: OutgoingPush) async -> PushVerdict
+    /// The app's window now lets `inFlight` pushes through this service at
+    /// once: the transport opens the connections they need, within its own cap.
+    func provision(inFlight: Int)
     func shutdown() async
+}
+
+extension PushTransport {
+    /// A transport whose connections do not follow the window.
+    package func provision(inFlight: Int) {}
 }

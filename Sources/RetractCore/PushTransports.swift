@@ -174,7 +174,8 @@ package final class PushTransports: TransportProvider {
             environment: try Self.environment(of: app),
             authentication: try Self.authentication(app.authentication, app: app.name, passphrase: settings.certificatePassphrase),
             additionalTrustRootsPEM: settings.additionalTrustRootsPEM,
-            connectionCount: settings.connectionsPerApp,
+            connectionCount: min(APNsSettings.firstConnections, settings.connectionsPerApp),
+            maximumConnectionCount: settings.connectionsPerApp,
             requestTimeout: settings.requestTimeout
         )
         do {

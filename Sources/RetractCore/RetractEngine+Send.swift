@@ -177,7 +177,9 @@ extension RetractEngine {
                 break
             }
             progress.report.recorded += recorded.new
-            let outcomes = await sendWithRetries(batch.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport)
+            let outcomes = await sendWithRetries(
+                batch.map { OutgoingPush(token: $0, body: body, kind: kind) }, via: transport,
+                pacing: sender.pacing(for: app, via: service))
             var dead: [DeadToken] = []
             for (token, outcome) in zip(batch, outcomes) {
                 sender.metrics.count(1, .original, outcome: outcome)
@@ -223,16 +225,17 @@ extension RetractEngine {
     /// out the retry policy's backoff between attempts (a service that cannot be
     /// reached is tried again every second) for at most the retry budget or
     /// ``longestWaitWhileSending``, whichever is shorter; at most the window in flight.
-    func sendWithRetries(_ pushes: [OutgoingPush], via transport: any PushTransport) async -> [PushOutcome] {
-        await withTaskGroup(of: (Int, PushOutcome).self) { group in
+    func sendWithRetries(_ pushes: [OutgoingPush], via transport: any PushTransport, pacing: TransportPacing) async -> [PushOutcome] {
+        transport.provision(inFlight: pacing.window.size)
+        return await withTaskGroup(of: (Int, PushOutcome).self) { group in
             for (index, push) in pushes.enumerated() {
                 group.addTask {
                     var attempt = 1
                     var failingSince: ContinuousClock.Instant?
                     while true {
-                        await self.sender.window.acquire()
-                        let outcome = await self.sender.send(push, via: transport, attempt: attempt)
-                        self.sender.window.release()
+                        await self.sender.acquire(pacing)
+                        let outcome = await self.sender.send(push, via: transport, pacing: pacing, attempt: attempt)
+                        self.sender.release(pacing)
                         let delay: Duration
                         switch outcome {
                         case .retry(let after, _): delay = after

@@ -28,8 +28,14 @@ package final class RetractEngine: Sendable {
         self.settings = settings
         self.logger = logger
         sender = PushSender(
-            transports: transports, window: PushWindow(size: settings.window), policy: settings.retryPolicy,
+            transports: transports, window: settings.window, smallestWindow: settings.smallestWindow, policy: settings.retryPolicy,
             metrics: EngineMetrics(factory: metricsFactory))
+    }
+
+    /// How many pushes the app's window lets through `service` at once now
+    /// (docs/engine.md, "Sizing to the round trip").
+    package func window(of app: App, via service: PushService) -> Int {
+        sender.pacing(for: app, via: service).window.size
     }
 
     /// The app named `name`, or ``RetractError/Code/unknownApp``.

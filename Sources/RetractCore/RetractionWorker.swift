@@ -26,6 +26,10 @@ package final class RetractionWorker: Sendable {
     private let stopped = NIOLockedValueBox<Set<UUID>>([])
     /// Set by ``stopClaiming()``: lanes finish their item and claim no more.
     private let draining = NIOLockedValueBox(false)
+    /// Wakes idle lanes: the ledger's notifications, this process's own
+    /// splits and finishes, and a window that grew (the engine's, shared by
+    /// its workers).
+    private let wake: WakeSignal
 
     /// What a work item needs to know of its retraction.
     private struct Job: Sendable {
@@ -38,6 +42,7 @@ package final class RetractionWorker: Sendable {
         settings = engine.settings
         logger = engine.logger
         sender = engine.sender
+        wake = engine.sender.wake
         self.name = name
     }
 
@@ -50,20 +55,47 @@ package final class RetractionWorker: Sendable {
     /// the items in hand are finished, or until the task is cancelled; items
     /// in hand then go back to the queue for another worker. Database errors
     /// are logged and waited out.
+    ///
+    /// Idle lanes wake when the ledger notifies new work (LISTEN on one
+    /// pooled connection), and look again every ``EngineSettings/idlePoll``
+    /// in case a notification was lost.
     package func run() async {
-        await withTaskGroup(of: Void.self) { lanes in
-            for _ in 0..<settings.lanes {
-                lanes.addTask {
-                    while !Task.isCancelled && !self.isDraining {
-                        do {
-                            try await self.lane(only: nil)
-                        } catch {
-                            if Task.isCancelled { break }
-                            self.logger.warning("worker lane stopped by the database; starting again", metadata: ["error": "\(error)"])
-                            try? await Task.sleep(for: .seconds(1))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen() }
+            await withTaskGroup(of: Void.self) { lanes in
+                for index in 0..<settings.lanes {
+                    lanes.addTask {
+                        while !Task.isCancelled && !self.isDraining {
+                            do {
+                                try await self.lane(index, only: nil, finished: nil)
+                            } catch {
+                                if Task.isCancelled { break }
+                                self.logger.warning("worker lane stopped by the database; starting again", metadata: ["error": "\(error)"])
+                                try? await Task.sleep(for: .seconds(1))
+                            }
                         }
                     }
                 }
+            }
+            // The lanes are done (draining, or cancelled): nothing is left to wake.
+            group.cancelAll()
+        }
+    }
+
+    /// Turns the ledger's notifications of new work into wake-ups, listening
+    /// again a second after the connection is lost; the lanes poll meanwhile.
+    private func listen() async {
+        let wake = wake
+        while !Task.isCancelled {
+            do {
+                try await store.listenForWork { wake.signal() }
+                // The notifications ended without an error: listen again, but not in a hot loop.
+                try? await Task.sleep(for: .seconds(1))
+            } catch {
+                logger.warning(
+                    "not listening for new work; idle lanes poll until listening again",
+                    metadata: ["error": "\(error)", "poll": "\(Self.describe(settings.idlePoll))"])
+                try? await Task.sleep(for: .seconds(1))
             }
         }
     }
@@ -73,10 +105,12 @@ package final class RetractionWorker: Sendable {
     /// - Throws: the first database error; the retraction stays queued for
     ///   this or another worker to finish.
     package func finish(_ ids: [UUID]) async throws(RetractError) {
+        // Set by the lane that finds them all finished, for the lanes not working now.
+        let finished = NIOLockedValueBox(false)
         do {
             try await withThrowingTaskGroup(of: Void.self) { lanes in
-                for _ in 0..<settings.lanes {
-                    lanes.addTask { try await self.lane(only: ids) }
+                for index in 0..<settings.lanes {
+                    lanes.addTask { try await self.lane(index, only: ids, finished: finished) }
                 }
                 try await lanes.waitForAll()
             }
@@ -97,22 +131,51 @@ package final class RetractionWorker: Sendable {
             return !draining
         }
         guard first else { return }
+        // Idle lanes see it now, not at their next look.
+        wake.signal()
         logger.info("worker draining: finishing the items in hand, claiming no more", metadata: ["worker": "\(name)"])
     }
 
     private var isDraining: Bool { draining.withLockedValue { $0 } }
 
-    /// Claims and works one item at a time. With `only`, returns once those
-    /// retractions are finished.
-    private func lane(only ids: [UUID]?) async throws(StoreError) {
+    /// How many lanes claim work now: enough pages in hand to keep the
+    /// largest window full twice over (a lane's page waits for its slowest
+    /// answer, then for the ledger), at least ``fewestLanes``, at most
+    /// ``EngineSettings/lanes``. At loopback's round trip that is the fewest;
+    /// at Apple's, the window and with it the lanes grow.
+    private var workingLanes: Int {
+        let pages = (2 * sender.pacings.largestWindow + settings.pageSize - 1) / settings.pageSize
+        return min(max(pages, Self.fewestLanes), settings.lanes)
+    }
+
+    /// The lanes that always claim work (fewer if ``EngineSettings/lanes`` says so).
+    static let fewestLanes = 4
+
+    /// Claims and works one item at a time; lane `index` only while it is
+    /// one of the ``workingLanes``. With `only`, returns once those
+    /// retractions are finished: the working lane that finds so sets
+    /// `finished`, and the others return on seeing it.
+    private func lane(_ index: Int, only ids: [UUID]?, finished: NIOLockedValueBox<Bool>?) async throws(StoreError) {
         while !Task.isCancelled && !isDraining {
+            let seen = wake.generation
+            if finished?.withLockedValue({ $0 }) == true { return }
+            guard index < workingLanes else {
+                await wake.wait(after: seen, atMost: settings.idlePoll)
+                continue
+            }
             let claimed = try await store.claimWork(worker: name, limit: 1, lease: settings.lease, retractions: ids)
             guard let item = claimed.first else {
-                if let ids, try await allFinished(ids) { return }
-                try? await Task.sleep(for: settings.idlePoll)
+                if let ids, try await allFinished(ids) {
+                    finished?.withLockedValue { $0 = true }
+                    wake.signal()
+                    return
+                }
+                await wake.wait(after: seen, atMost: settings.idlePoll)
                 continue
             }
             await keepingLease(of: item) { () async throws(StoreError) in try await self.work(item) }
+            // An idle lane may be waiting for the last of `ids` to finish.
+            if ids != nil { wake.signal() }
         }
     }
 
@@ -245,6 +308,8 @@ package final class RetractionWorker: Sendable {
         var end = through
         if page.mayHaveMore, let last = page.last {
             guard try await store.splitPage(item, at: last) else { return }
+            // The rest is due now: an idle lane here takes it without waiting for the ledger's notification.
+            wake.signal()
             end = last
         }
         let sending = await send(try await superseding(page.devices, job: job), job: job, attempt: 1)
@@ -434,6 +499,7 @@ package final class RetractionWorker: Sendable {
         var sending = Sending(outcomes: Array(repeating: nil, count: devices.count), pushes: Array(repeating: 0, count: devices.count))
         // Made before anything is sent: credentials that cannot be used stop the retraction with nothing counted.
         var transports: [PushService: any PushTransport] = [:]
+        var pacings: [PushService: TransportPacing] = [:]
         for service in Set(devices.map(\.transport)) {
             do {
                 transports[service] = try sender.transport(for: job.app, via: service)
@@ -441,13 +507,15 @@ package final class RetractionWorker: Sendable {
                 sending.stopReason = error.publicMessage
                 return sending
             }
+            pacings[service] = sender.pacing(for: job.app, via: service)
         }
+        // A transport made since (credentials rotated) opens the connections the window needs.
+        for (service, transport) in transports { transport.provision(inFlight: pacings[service]!.window.size) }
         var plan = RetractionPushes(
             mode: job.retraction.mode, dialect: job.app.dialect, text: job.app.retractionText, badge: job.retraction.badge,
             thread: job.retraction.selector.flatMap { $0.kind == .thread ? $0.value : nil })
         let halted = NIOLockedValueBox(false)
         let sender = sender
-        let window = sender.window
         let stopped = stopped
         let retractionID = job.retraction.id
         await withTaskGroup(of: (index: Int, outcome: PushOutcome, accepted: Int).self) { group in
@@ -466,24 +534,25 @@ package final class RetractionWorker: Sendable {
                         reason: unreached.isEmpty ? RetractionPushes.superseded : RetractionPushes.noCollapseID)
                     continue
                 }
-                await window.acquire()
+                let pacing = pacings[device.transport]!
+                await sender.acquire(pacing)
                 if halted.withLockedValue({ $0 }) {
-                    window.release()
+                    sender.release(pacing)
                     break
                 }
                 if stopped.withLockedValue({ $0.contains(retractionID) }) {
-                    window.release()
+                    sender.release(pacing)
                     sending.interruptedByStop = true
                     break
                 }
                 let transport = transports[device.transport]!
                 group.addTask {
-                    defer { window.release() }
+                    defer { sender.release(pacing) }
                     var outcome = PushOutcome.accepted
                     var accepted = 0
                     // A device whose references need more than one body gets each; all must be accepted.
                     for push in pushes {
-                        outcome = await sender.send(push, via: transport, attempt: attempt)
+                        outcome = await sender.send(push, via: transport, pacing: pacing, attempt: attempt)
                         guard case .accepted = outcome else { break }
                         accepted += 1
                     }

@@ -18,6 +18,10 @@ struct WorkerService: Service {
         } onGracefulShutdown: {
             worker.stopClaiming()
         }
+        // Drained before its turn (``DrainSignal`` stops the claiming as the shutdown begins, and idle
+        // lanes wake at once): a service that returns before the group tells it to stop has failed,
+        // for the group, so it waits for its turn.
+        try? await gracefulShutdown()
     }
 }
 

@@ -34,5 +34,8 @@ package struct Migration: Hashable, Sendable {
             sql: String(decoding: PackageResources._006_delivery_modes_sql, as: UTF8.self)),
         Migration(
             version: 7, name: "0007_delivery_labels.sql", sql: String(decoding: PackageResources._007_delivery_labels_sql, as: UTF8.self)),
+        Migration(
+            version: 8, name: "0008_work_notifications.sql",
+            sql: String(decoding: PackageResources._008_work_notifications_sql, as: UTF8.self)),
     ]
 }

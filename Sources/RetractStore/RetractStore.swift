@@ -96,7 +96,11 @@ package final class RetractStore: Sendable {
     }
 
     /// Runs `body`, mapping errors to ``StoreError``. An `idempotent` body is
-    /// run again, up to twice, when the connection was lost.
+    /// run again, up to twice, when the connection was lost; any body, when
+    /// PostgreSQL rolled it back to break a deadlock (``StoreError/Code/conflict``):
+    /// nothing of it was written. Two transactions that lock a retraction and
+    /// its work items in opposite orders (a stop dropping a retraction's work
+    /// while another lane splits one of its pages) can deadlock.
     ///
     /// A body that has not answered within `answerLimit` counts as a lost
     /// connection, and is left to end on its own: when PostgreSQL is
@@ -115,8 +119,11 @@ package final class RetractStore: Sendable {
                 return try await Self.answering(within: answerLimit, body)
             } catch {
                 let storeError = StoreError.from(error, during: operation)
-                guard idempotent, storeError.code == .connectionLost, attempt < 3 else { throw storeError }
-                logger.warning("database connection lost; trying again", metadata: ["operation": "\(operation)", "attempt": "\(attempt)"])
+                let retried = storeError.code == .conflict || (idempotent && storeError.code == .connectionLost)
+                guard retried, attempt < 3 else { throw storeError }
+                logger.warning(
+                    storeError.code == .conflict ? "rolled back by the database to break a deadlock; trying again" : "database connection lost; trying again",
+                    metadata: ["operation": "\(operation)", "attempt": "\(attempt)"])
                 try? await Task.sleep(for: .milliseconds(100 * attempt))
                 attempt += 1
             }

@@ -7,6 +7,10 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     package struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The database cannot be reached, or the connection dropped mid-operation.
         package static let connectionLost = Code("connection_lost")
+        /// PostgreSQL rolled the transaction back to break a deadlock or a
+        /// serialization conflict: nothing of it was written, and trying it
+        /// again is safe.
+        package static let conflict = Code("transaction_conflict")
         /// A row with the same key exists.
         package static let uniqueViolation = Code("unique_violation")
         /// A row refers to one that does not exist (an unknown app, say).
@@ -67,6 +71,7 @@ extension StoreError {
             let message = "\(operation): \(detail.isEmpty ? "the database refused it" : detail)"
             switch state {
             case "23505": return StoreError(.uniqueViolation, message, sqlState: state)
+            case "40P01", "40001": return StoreError(.conflict, message, sqlState: state)
             case "23503": return StoreError(.foreignKeyViolation, message, sqlState: state)
             // Check and not-null violations, and text PostgreSQL cannot hold (a NUL byte, bad UTF-8, a bad date).
             case "23514", "23502", "22001", "22P02", "22023", "22021", "22P05", "22008", "22007":

@@ -29,10 +29,11 @@ struct EngineOptions: ParsableArguments {
     )
     var fcmCA: String?
 
-    @Option(help: "Pushes in flight at once (default 400).")
+    @Option(
+        help: "The most pushes in flight at once; within it each app's window sizes itself to APNs's round trip, from 400 up (default 5000).")
     var window: Int?
 
-    @Option(help: "HTTP/2 connections per app (default 2).")
+    @Option(help: "The most HTTP/2 connections per app; two at first, more as its window needs them (default 8).")
     var connections: Int?
 
     @Option(

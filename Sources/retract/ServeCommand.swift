@@ -39,7 +39,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds SIGTERM waits for in-flight work; RETRACT_DRAIN_TIMEOUT, else 25.", valueName: "SECONDS"))
     var drainTimeout: Int?
 
-    @Option(help: "PostgreSQL connections; RETRACT_POOL_SIZE, else 20.")
+    @Option(help: "PostgreSQL connections, one of them listening for new work; RETRACT_POOL_SIZE, else 20 (at least 3).")
     var poolSize: Int?
 
     @Option(help: "text or json; RETRACT_LOG_FORMAT, else text.")
@@ -79,7 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
             let logger = try bootstrapLogging(environment)
             let retention = Retention(
                 days: try Self.number(retentionDays, "RETRACT_RETENTION_DAYS", "--retention-days", environment, 30, 1...3650))
-            let pool = try Self.number(poolSize, "RETRACT_POOL_SIZE", "--pool-size", environment, 20, 2...500)
+            let pool = try Self.number(poolSize, "RETRACT_POOL_SIZE", "--pool-size", environment, 20, 3...500)
             let engineSettings = try engine.settings(lease: lease)
             let apnsSettings = try engine.apnsSettings()
             let fcmSettings = try engine.fcmSettings()

@@ -115,3 +115,30 @@ struct ConnectionSlotsTests {
         #expect(slots.connected(slot: 1, connection: Connection()).close)
     }
 }
+
+extension ConnectionSlotsTests {
+    @Test func provisioningAddsSlotsAtTheServersStreamLimitUpToTheCap() {
+        var slots = Slots(count: 2)
+        // RFC 9113's 100 streams until a server says otherwise.
+        #expect(slots.provision(inFlight: 150, maximumConnections: 8) == nil)
+        #expect(slots.provision(inFlight: 250, maximumConnections: 8) == 3)
+        slots.heard(streamLimit: 1000)
+        // A connection told less at first does not make the pool open more.
+        slots.heard(streamLimit: 1)
+        #expect(slots.streamLimit == 1000)
+        #expect(slots.provision(inFlight: 2000, maximumConnections: 8) == nil)
+        #expect(slots.provision(inFlight: 4800, maximumConnections: 8) == 5)
+        #expect(slots.provision(inFlight: 100_000, maximumConnections: 8) == 8)
+        // Fewer wanted: none closed.
+        #expect(slots.provision(inFlight: 10, maximumConnections: 8) == nil)
+        #expect(slots.slots.count == 8)
+        // The new slots connect as requests come.
+        var connected = 0
+        for request in 0..<8 {
+            if case .connect = slots.route(request, now: Self.start) { connected += 1 }
+        }
+        #expect(connected == 8)
+        _ = slots.shutdown()
+        #expect(slots.provision(inFlight: 100_000, maximumConnections: 16) == nil)
+    }
+}

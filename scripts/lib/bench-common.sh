@@ -1,6 +1,13 @@
 # shellcheck shell=bash
 # What the benchmark scripts share. Source it from the package root.
 
+# Builds retract-bench and retract (release); sets bin to the folder they are in.
+build_release_binaries() {
+    swift build -c release --product retract-bench >&2
+    swift build -c release --product retract >&2
+    bin=$(swift build -c release --show-bin-path)
+}
+
 # The median of the arguments.
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 

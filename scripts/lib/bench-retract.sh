@@ -36,12 +36,9 @@ if [ -z "$devices" ]; then
     if $campaign; then devices=1000000; else devices=100000; fi
 fi
 
-swift build -c release --product retract-bench >&2
-swift build -c release --product retract >&2
-bin=$(swift build -c release --show-bin-path)
-
 # shellcheck source=bench-common.sh
 source scripts/lib/bench-common.sh
+build_release_binaries
 open_bench_database retract_bench_retract
 open_bench_work retract
 

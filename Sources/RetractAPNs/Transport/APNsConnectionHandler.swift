@@ -20,6 +20,8 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         /// The server's first SETTINGS arrived: TLS and HTTP/2 are set up, so
         /// connecting worked.
         var established: @Sendable () -> Void = {}
+        /// The server's `SETTINGS_MAX_CONCURRENT_STREAMS`, each time it says it.
+        var streamLimit: @Sendable (Int) -> Void = { _ in }
         /// The connection takes no new requests (GOAWAY, a timeout, closed).
         /// With an error when it closed before it was established: connecting failed.
         var retired: @Sendable (_ setupFailure: APNsError?) -> Void
@@ -214,6 +216,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
             }
             for setting in settings where setting.parameter == .maxConcurrentStreams {
                 maximumConcurrentStreams = max(setting.value, 1)
+                events.streamLimit(maximumConcurrentStreams)
             }
             startWaiting()
         default:

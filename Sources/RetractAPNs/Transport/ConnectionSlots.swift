@@ -5,8 +5,8 @@ protocol PooledConnection: AnyObject {
     var acceptsRequests: Bool { get }
 }
 
-/// The bookkeeping of ``APNsConnectionPool``: a fixed number of connection
-/// slots, which one a request goes to, and how long a slot waits after a
+/// The bookkeeping of ``APNsConnectionPool``: its connection slots (more
+/// added as more requests are to be in flight), which one a request goes to, and how long a slot waits after a
 /// failed connect. A value driven by events and the time passed in, so it is
 /// tested without sockets (the way PostgresNIO tests its pool's state
 /// machine); the pool holds it under a lock and does what it answers.
@@ -43,6 +43,18 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
     private var draining: [ObjectIdentifier: Connection] = [:]
     /// How many connections were opened (or started), for tests and metrics.
     private(set) var connectionsOpened = 0
+    /// The largest `SETTINGS_MAX_CONCURRENT_STREAMS` a connection was told;
+    /// RFC 9113's recommended minimum until one was. The largest: a new
+    /// connection told a small first value must not have the pool open
+    /// every connection it may.
+    private(set) var streamLimit = 100
+    private var streamLimitHeard = false
+
+    /// A connection was told the server's stream limit.
+    mutating func heard(streamLimit limit: Int) {
+        streamLimit = streamLimitHeard ? max(streamLimit, limit) : limit
+        streamLimitHeard = true
+    }
 
     init(count: Int) {
         let count = max(count, 1)
@@ -82,6 +94,19 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
             connectionsOpened += 1
             return .connect(slot: index, sendTo: nil)
         }
+    }
+
+    /// Adds empty slots (filled as requests come) until the slots carry
+    /// `inFlight` requests at ``streamLimit`` each, at most
+    /// `maximumConnections`. Returns the new number of slots, or nil when it
+    /// did not change.
+    mutating func provision(inFlight: Int, maximumConnections: Int) -> Int? {
+        guard !isShutDown else { return nil }
+        let wanted = min((inFlight + streamLimit - 1) / max(streamLimit, 1), maximumConnections)
+        guard wanted > slots.count else { return nil }
+        slots += Array(repeating: .empty, count: wanted - slots.count)
+        failedConnects += Array(repeating: 0, count: wanted - failedConnects.count)
+        return slots.count
     }
 
     /// Only needed when the chosen slot is not ready, which is rare once connected.
