@@ -87,9 +87,6 @@ public final class APNsClient: Sendable {
     /// How many connections were opened, for tests and metrics.
     public var connectionsOpened: Int { pool.openedConnectionCount }
 
-    /// How many connections the client keeps now (open or to be opened on demand).
-    public var connectionSlots: Int { pool.slotCount }
-
     /// Makes room for `inFlight` pushes at once: as many connections as the
     /// server's `SETTINGS_MAX_CONCURRENT_STREAMS` says they take, up to
     /// ``APNsClientConfiguration/maximumConnectionCount``. Connections are

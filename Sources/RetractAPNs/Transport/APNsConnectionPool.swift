@@ -5,8 +5,9 @@ import NIOSSL
 
 /// Connection slots, filled on demand and refilled when a connection
 /// retires, and added when more requests are to be in flight than the
-/// connections' stream limit carries (``provision(inFlight:maximumConnections:)``); which slot a request goes to and how long a slot backs
-/// off are ``ConnectionSlots``'s. A request a connection did not process goes
+/// connections' stream limit carries
+/// (``provision(inFlight:maximumConnections:)``); which slot a request goes
+/// to and how long a slot backs off are ``ConnectionSlots``'s. A request a connection did not process goes
 /// to another one. A connect has worked only once the server's SETTINGS
 /// arrive: a TCP connection whose TLS handshake then fails counts as a
 /// failed connect.
@@ -40,11 +41,9 @@ final class APNsConnectionPool: Sendable {
     /// How many connections the pool has opened, for tests and metrics.
     var openedConnectionCount: Int { state.withLockedValue { $0.connectionsOpened } }
 
-    var slotCount: Int { state.withLockedValue { $0.slots.count } }
-
     /// Adds slots until they carry `inFlight` requests at the server's stream
-    /// limit (the last a connection was told; RFC 9113's 100 before any), at
-    /// most `maximumConnections`.
+    /// limit (the largest a connection was told; RFC 9113's 100 before any),
+    /// at most `maximumConnections`.
     func provision(inFlight: Int, maximumConnections: Int) {
         let grown = state.withLockedValue { $0.provision(inFlight: inFlight, maximumConnections: maximumConnections) }
         if let grown { logger.debug("more APNs connections", metadata: ["host": "\(host)", "connections": "\(grown)"]) }

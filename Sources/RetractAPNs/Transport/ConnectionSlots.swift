@@ -6,8 +6,8 @@ protocol PooledConnection: AnyObject {
 }
 
 /// The bookkeeping of ``APNsConnectionPool``: its connection slots (more
-/// added as more requests are to be in flight), which one a request goes to, and how long a slot waits after a
-/// failed connect. A value driven by events and the time passed in, so it is
+/// added as more requests are to be in flight), which one a request goes
+/// to, and how long a slot waits after a failed connect. A value driven by events and the time passed in, so it is
 /// tested without sockets (the way PostgresNIO tests its pool's state
 /// machine); the pool holds it under a lock and does what it answers.
 ///
