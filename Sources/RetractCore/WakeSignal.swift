@@ -1,7 +1,8 @@
 import NIOConcurrencyHelpers
 
-/// Wakes a worker's idle lanes when there may be work: a notification from
-/// the ledger, or a lane that made or finished work itself.
+/// Wakes the idle lanes of a process's workers (one per engine, in its
+/// ``PushSender``) when there may be work: a notification from the ledger, a
+/// lane that made or finished work itself, or a window that grew.
 ///
 /// A lane reads ``generation`` before it looks for work and, finding none,
 /// waits ``wait(after:atMost:)`` with what it read: a signal that came in
