@@ -52,10 +52,24 @@ let package = Package(
             ]
         ),
         .target(
+            // The HTTP/2 connection pool both push clients send through: streams driven on frames, connections added as the window needs them.
+            name: "RetractHTTP2",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "RetractAPNs",
             dependencies: [
                 "RetractKit",
                 "RetractPush",
+                "RetractHTTP2",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -92,10 +106,11 @@ let package = Package(
             dependencies: [
                 "RetractKit",
                 "RetractPush",
+                "RetractHTTP2",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -270,6 +285,7 @@ let package = Package(
             name: "RetractAPNsTests",
             dependencies: [
                 "RetractAPNs",
+                "RetractHTTP2",
                 "RetractPush",
                 "SimulatorSupport",
                 "APNsSimulator",
@@ -345,7 +361,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APNsSimulatorTests",
-            dependencies: ["APNsSimulator", "RetractAPNs", "SimulatorSupport"]
+            dependencies: ["APNsSimulator", "RetractAPNs", "RetractHTTP2", "SimulatorSupport"]
         ),
         .testTarget(
             // Runs the built `retract` binary as a user would; depending on the

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHPACK
 import NIOPosix
 import NIOSSL
+import RetractHTTP2
 
 /// Sends pushes to APNs over a few long-lived HTTP/2 connections.
 ///
@@ -15,7 +16,7 @@ import NIOSSL
 /// retryable error (see ``PushVerdict``).
 public final class APNsClient: Sendable {
     public let configuration: APNsClientConfiguration
-    private let pool: APNsConnectionPool
+    private let pool: HTTP2ConnectionPool
     private let tokens: APNsTokenProvider?
     private let logger: Logger
     private let metrics: APNsMetrics
@@ -39,7 +40,8 @@ public final class APNsClient: Sendable {
         case .certificate:
             tokens = nil
         }
-        pool = APNsConnectionPool(
+        pool = HTTP2ConnectionPool(
+            service: "APNs",
             host: environment.host,
             port: environment.port,
             tls: tls,
@@ -102,12 +104,12 @@ public final class APNsClient: Sendable {
 
     // MARK: - Internals
 
-    private func exchange(_ request: APNsRequest, token: APNsTokenProvider.Token?) async -> APNsExchange.Outcome {
+    private func exchange(_ request: APNsRequest, token: APNsTokenProvider.Token?) async -> HTTP2Exchange.Outcome {
         let headers = headers(for: request, bearer: token?.bearer)
         let deadline = NIODeadline.now() + (request.timeout ?? configuration.requestTimeout)
         return await withCheckedContinuation { continuation in
             pool.submit(
-                APNsExchange(headers: headers, body: request.body, deadline: deadline) { outcome in
+                HTTP2Exchange(headers: headers, body: request.body, deadline: deadline) { outcome in
                     continuation.resume(returning: outcome)
                 }
             )
@@ -136,7 +138,7 @@ public final class APNsClient: Sendable {
         return headers
     }
 
-    static func result(of outcome: APNsExchange.Outcome) -> Result<APNsResponse, APNsError> {
+    static func result(of outcome: HTTP2Exchange.Outcome) -> Result<APNsResponse, APNsError> {
         switch outcome {
         case .answered(let status, let headers, let body):
             let apnsID = headers.first(name: "apns-id").flatMap(UUID.init(hyphenatedHex:))
@@ -148,7 +150,7 @@ public final class APNsClient: Sendable {
         case .notProcessed:
             return .failure(.connectionLost)
         case .failed(let error):
-            return .failure(error)
+            return .failure(APNsError(error))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import RetractHTTP2
 
 /// Why a push was not accepted.
 public enum APNsError: Error, Hashable, Sendable {
@@ -32,6 +33,19 @@ extension APNsError: CustomStringConvertible {
         case .connectFailed(let reason): "cannot connect to APNs: \(reason)"
         case .authenticationUnavailable(let reason): "cannot authenticate to APNs: \(reason)"
         case .clientShutdown: "the APNs client was shut down"
+        }
+    }
+}
+
+extension APNsError {
+    /// A request the connection pool could not get answered.
+    init(_ transport: HTTP2TransportError) {
+        switch transport {
+        case .timedOut: self = .timedOut
+        case .connectionLost: self = .connectionLost
+        case .connectFailed(let reason): self = .connectFailed(reason)
+        case .clientCertificateRefused(let alert): self = .authenticationUnavailable("APNs refused the client certificate (\(alert))")
+        case .clientShutdown: self = .clientShutdown
         }
     }
 }

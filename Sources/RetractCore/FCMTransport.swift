@@ -51,6 +51,10 @@ package final class FCMTransport: PushTransport {
         }
     }
 
+    package func provision(inFlight: Int) {
+        client.provision(inFlight: inFlight)
+    }
+
     package func shutdown() async {
         await client.shutdown()
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 
@@ -21,7 +22,12 @@ actor FCMAccessTokens {
     private let http: HTTPClient
     private let configuration: FCMClientConfiguration
     private let logger: Logger
-    private var current: Token?
+    private var current: Token? {
+        didSet { usable.withLockedValue { $0 = current.map { ($0.value, $0.refreshAt) } } }
+    }
+    /// The current token and when to replace it, readable without a hop to
+    /// the actor: every message needs it, a fetch happens once an hour.
+    private nonisolated let usable = NIOLockedValueBox<(value: String, refreshAt: Date)?>(nil)
     private var fetching: Task<Token, any Error>?
 
     init(account: FCMServiceAccount, tokenURI: String, http: HTTPClient, configuration: FCMClientConfiguration, logger: Logger) {
@@ -61,6 +67,13 @@ actor FCMAccessTokens {
             }
             throw error as? FCMError ?? .accessTokenRefused(status: nil, reason: "\(error)")
         }
+    }
+
+    /// The current token while it needs no replacing, read without waiting
+    /// for the actor; nil when ``token()`` has to be asked.
+    nonisolated func fresh() -> String? {
+        guard let (value, refreshAt) = usable.withLockedValue({ $0 }), configuration.now() < refreshAt else { return nil }
+        return value
     }
 
     /// Forgets `value` after the send endpoint refused it, so the next call fetches another.

@@ -2,19 +2,26 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
+import RetractHTTP2
 import NIOSSL
 
 /// Sends messages through FCM HTTP v1 for one service account's project:
-/// `POST /v1/projects/<project>/messages:send` over HTTP/2 (AsyncHTTPClient
-/// negotiates it with ALPN), with an OAuth2 access token it fetches and
-/// keeps (see ``FCMAssertion``).
+/// `POST /v1/projects/<project>/messages:send` over a few long-lived HTTP/2
+/// connections (``HTTP2ConnectionPool``, as the APNs client: each message a
+/// HEADERS and a DATA frame on a new stream, no child channel per request), with an OAuth2
+/// access token it fetches and keeps (see ``FCMAssertion``).
+///
+/// The token endpoint, asked about once an hour, is reached through
+/// AsyncHTTPClient.
 public final class FCMClient: Sendable {
     public let account: FCMServiceAccount
+    public let configuration: FCMClientConfiguration
     private let http: HTTPClient
     private let tokens: FCMAccessTokens
-    private let sendURL: String
-    private let timeout: TimeAmount
+    private let pool: HTTP2ConnectionPool
+    private let authority: String
+    private let sendPath: String
 
     /// - Throws: ``FCMCredentialsError`` when a URL or trust root cannot be used.
     public init(
@@ -23,31 +30,51 @@ public final class FCMClient: Sendable {
         eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup,
         logger: Logger = Logger(label: "retract.fcm")
     ) throws(FCMCredentialsError) {
-        let base =
-            configuration.messagesBaseURL.hasSuffix("/") ? String(configuration.messagesBaseURL.dropLast()) : configuration.messagesBaseURL
         let tokenURI = configuration.tokenURI ?? account.tokenURI
-        for (name, url) in [("FCM base URL", base), ("token URI", tokenURI)] {
-            guard let parsed = URL(string: url), parsed.scheme == "https", parsed.host != nil else {
-                throw FCMCredentialsError("the \(name) \"\(url)\" is not an https:// URL")
-            }
+        guard let base = URLComponents(string: configuration.messagesBaseURL), base.scheme == "https", let host = base.host, !host.isEmpty
+        else {
+            throw FCMCredentialsError("the FCM base URL \"\(configuration.messagesBaseURL)\" is not an https:// URL")
         }
-        var tls = TLSConfiguration.makeClientConfiguration()
+        guard let parsed = URL(string: tokenURI), parsed.scheme == "https", parsed.host != nil else {
+            throw FCMCredentialsError("the token URI \"\(tokenURI)\" is not an https:// URL")
+        }
+        let roots: [NIOSSLCertificate]
         do {
-            let roots = try configuration.additionalTrustRootsPEM.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) }
-            if !roots.isEmpty { tls.additionalTrustRoots = [.certificates(roots)] }
+            roots = try configuration.additionalTrustRootsPEM.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) }
         } catch {
             throw FCMCredentialsError("an additional trust root is not a PEM certificate: \(error)")
         }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if !roots.isEmpty { tls.additionalTrustRoots = [.certificates(roots)] }
+
         var settings = HTTPClient.Configuration(tlsConfiguration: tls)
         settings.httpVersion = .automatic
         settings.timeout = .init(connect: .seconds(10))
         settings.connectionPool = .init(idleTimeout: .seconds(60))
         let http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: settings, backgroundActivityLogger: logger)
+
+        var messagesTLS = tls
+        messagesTLS.applicationProtocols = ["h2"]
+        messagesTLS.minimumTLSVersion = .tlsv12
+        // Closing waits this long for the server's close_notify; some servers never send it.
+        messagesTLS.shutdownTimeout = .seconds(1)
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: messagesTLS)
+        } catch {
+            throw FCMCredentialsError("cannot set up TLS: \(error)")
+        }
+        let port = base.port ?? 443
         self.account = account
+        self.configuration = configuration
         self.http = http
         tokens = FCMAccessTokens(account: account, tokenURI: tokenURI, http: http, configuration: configuration, logger: logger)
-        sendURL = "\(base)/v1/projects/\(account.projectID)/messages:send"
-        timeout = configuration.requestTimeout
+        pool = HTTP2ConnectionPool(
+            service: "FCM", host: host, port: port, tls: context, group: eventLoopGroup, connectionCount: configuration.connectionCount,
+            connectTimeout: configuration.connectTimeout, logger: logger)
+        authority = port == 443 ? host : "\(host):\(port)"
+        let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
+        sendPath = "\(basePath)/v1/projects/\(account.projectID)/messages:send"
     }
 
     /// Sends one message (a ``FCMMessage/request(token:)`` body).
@@ -60,7 +87,12 @@ public final class FCMClient: Sendable {
     public func send(_ body: ByteBuffer) async throws(FCMError) -> String {
         var refreshed = false
         while true {
-            let token = try await tokens.token()
+            let token: String
+            if let fresh = tokens.fresh() {
+                token = fresh
+            } else {
+                token = try await tokens.token()
+            }
             do {
                 return try await post(body, token: token)
             } catch {
@@ -76,31 +108,64 @@ public final class FCMClient: Sendable {
         try await tokens.token()
     }
 
+    /// How many connections to FCM were opened, for tests and metrics.
+    public var connectionsOpened: Int { pool.openedConnectionCount }
+
+    /// Makes room for `inFlight` messages at once: as many connections as the
+    /// server's `SETTINGS_MAX_CONCURRENT_STREAMS` says they take, up to
+    /// ``FCMClientConfiguration/maximumConnectionCount``.
+    public func provision(inFlight: Int) {
+        pool.provision(inFlight: inFlight, maximumConnections: configuration.maximumConnectionCount)
+    }
+
+    /// Closes the connections; sends still waiting fail with ``FCMError/clientShutdown``.
     public func shutdown() async {
+        await pool.shutdown()
         try? await http.shutdown()
     }
 
     private func post(_ body: ByteBuffer, token: String) async throws(FCMError) -> String {
-        var request = HTTPClientRequest(url: sendURL)
-        request.method = .POST
-        request.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
-        request.headers.add(name: "authorization", value: "Bearer \(token)")
-        request.body = .bytes(body)
-        let response: HTTPClientResponse
-        let answer: ByteBuffer
-        do {
-            response = try await http.execute(request, timeout: timeout)
-            answer = try await response.body.collect(upTo: 256 * 1024)
-        } catch {
-            throw FCMError(sending: error)
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(6)
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: "https")
+        headers.add(name: ":path", value: sendPath)
+        headers.add(name: ":authority", value: authority)
+        headers.add(name: "content-type", value: "application/json; charset=UTF-8")
+        headers.add(name: "authorization", value: "Bearer \(token)")
+        let deadline = NIODeadline.now() + configuration.requestTimeout
+        let outcome = await withCheckedContinuation { continuation in
+            pool.submit(HTTP2Exchange(headers: headers, body: body, deadline: deadline) { continuation.resume(returning: $0) })
         }
-        guard response.status == .ok else {
-            throw .rejected(
-                FCMRejection(
-                    httpStatus: Int(response.status.code), body: answer.readableBytesView,
-                    retryAfterHeader: response.headers.first(name: "retry-after")))
+        switch outcome {
+        case .answered(let status, let headers, let answer):
+            let bytes = answer?.readableBytesView ?? ByteBuffer().readableBytesView
+            guard status == 200 else {
+                throw .rejected(FCMRejection(httpStatus: status, body: bytes, retryAfterHeader: headers.first(name: "retry-after")))
+            }
+            return Self.messageName(in: bytes)
+        case .notProcessed:
+            throw .connection("the connection to FCM closed before the message was processed")
+        case .failed(let error):
+            throw FCMError(connection: error)
         }
-        struct Sent: Decodable { var name: String }
-        return (try? JSONDecoder().decode(Sent.self, from: answer))?.name ?? ""
+    }
+
+    /// The `name` of FCM's answer, `{"name": "projects/<project>/messages/<id>"}`,
+    /// read without a JSON decoder (one per message costs more than the rest
+    /// of the answer's handling); "" when it is not there as a plain string.
+    package static func messageName(in bytes: ByteBufferView) -> String {
+        let key = Array(#""name""#.utf8)
+        guard let keyStart = bytes.firstRange(of: key)?.upperBound else { return "" }
+        var index = keyStart
+        while index < bytes.endIndex, [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\n"), UInt8(ascii: "\t")].contains(bytes[index]) {
+            index += 1
+        }
+        guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\"") else { return "" }
+        let start = index + 1
+        guard let end = bytes[start...].firstIndex(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }),
+            bytes[end] == UInt8(ascii: "\"")
+        else { return "" }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import RetractHTTP2
 
 /// Why a message was not sent.
 public enum FCMError: Error, CustomStringConvertible, Sendable, Hashable {
@@ -34,6 +35,17 @@ public enum FCMError: Error, CustomStringConvertible, Sendable, Hashable {
 }
 
 extension FCMError {
+    /// A failure of the HTTP/2 connection pool a message went through.
+    init(connection error: HTTP2TransportError) {
+        switch error {
+        case .clientShutdown: self = .clientShutdown
+        case .connectFailed(let reason): self = .unreachable(reason)
+        case .clientCertificateRefused(let alert): self = .unreachable("FCM refused the client certificate (\(alert))")
+        case .timedOut: self = .connection("no answer from FCM within the timeout")
+        case .connectionLost: self = .connection("the connection to FCM closed while the message was in flight")
+        }
+    }
+
     /// What AsyncHTTPClient's failure to send a request means: a request that
     /// never got a connection (refused, timed out, or the TLS handshake
     /// failed) never left, and is ``unreachable(_:)``; anything later may

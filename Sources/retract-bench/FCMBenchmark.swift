@@ -35,6 +35,57 @@ struct FCMSimulatorProcess: AsyncParsableCommand {
     }
 }
 
+/// `retract-bench fcm-client`: FCMClient alone sending N messages with a
+/// window to any `messages:send` endpoint (the simulator, or a neutral
+/// HTTP/2 sink next to h2load), its access token from the service account's
+/// token endpoint.
+struct FCMClientBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fcm-client",
+        abstract: "FCMClient alone sending N messages with a window; prints the rate as JSON."
+    )
+
+    @Option(help: "The base URL of messages:send.")
+    var baseURL: String
+
+    @Option(help: "A PEM root certificate to trust (the sink's and the token endpoint's).")
+    var ca: [String] = []
+
+    @Option(help: "The service account's JSON file (its token_uri is used).")
+    var serviceAccount: String
+
+    @Option(name: .customShort("n"), help: "Messages.")
+    var count = 100_000
+
+    @Option(help: "Messages in flight.")
+    var window = 400
+
+    @Option(help: "Write the first message's request body here and send nothing (h2load's body).")
+    var writeBody: String?
+
+    func run() async throws {
+        if let writeBody {
+            try Data(Self.message().request(token: PushService.fcm.text(of: FCMBenchmark.token(0))).readableBytesView)
+                .write(to: URL(fileURLWithPath: writeBody))
+            return
+        }
+        let roots = try ca.map { try String(contentsOfFile: $0, encoding: .utf8) }
+        let client = try FCMClient(
+            account: try FCMServiceAccount(contentsOfFile: serviceAccount),
+            configuration: FCMClientConfiguration(messagesBaseURL: baseURL, additionalTrustRootsPEM: roots))
+        let message = try Self.message()
+        let tokens = (0..<count).map(FCMBenchmark.token)
+        let seconds = try await FCMBenchmark.timeClientAlone(client, message: message, tokens: tokens, window: window)
+        await client.shutdown()
+        print(#"{"messages": \#(count), "window": \#(window), "clientSeconds": \#(seconds), "clientPerSecond": \#(Double(count) / seconds)}"#)
+    }
+
+    /// A background retraction message, as the engine sends for one reference.
+    private static func message() throws -> FCMMessage {
+        try FCMMessage(body: try PayloadBuilder().retractionBodies(for: [ReferenceID("bench-reference")])[0], kind: .background)
+    }
+}
+
 /// `retract-bench fcm`: a retraction of N devices recorded as FCM devices,
 /// worked to the end by RetractCore against the FCM simulator, next to
 /// FCMClient alone sending the same N messages with the same window to the
@@ -86,6 +137,8 @@ struct FCMBenchmark: AsyncParsableCommand {
             let client = try FCMClient(
                 account: try FCMServiceAccount(contentsOfFile: serviceAccount), configuration: fcm.clientConfiguration)
             let message = try FCMMessage(body: try PayloadBuilder().retractionBodies(for: [reference])[0], kind: .background)
+            // As many connections as the engine's window opens.
+            client.provision(inFlight: window)
             let clientSeconds = try await Self.timeClientAlone(client, message: message, tokens: tokens, window: window)
             await client.shutdown()
 
@@ -107,13 +160,14 @@ struct FCMBenchmark: AsyncParsableCommand {
         return DeviceToken(bytes: Array("bench\(id)fcm01234567:APA91b\(String(repeating: "bEnCh_", count: 22))\(id)".utf8))
     }
 
-    private static func timeClientAlone(_ client: FCMClient, message: FCMMessage, tokens: [DeviceToken], window: Int) async throws -> Double
+    static func timeClientAlone(_ client: FCMClient, message: FCMMessage, tokens: [DeviceToken], window: Int) async throws -> Double
     {
-        let texts = tokens.map { PushService.fcm.text(of: $0) }
+        // The requests are made before the clock starts, as h2load reads its body from a file.
+        let requests = tokens.map { message.request(token: PushService.fcm.text(of: $0)) }
         // The access token and the connection first, as the engine's first page has them by its second.
-        try await client.send(message.request(token: texts[0]))
-        return try await Timing.inLanes(count: texts.count, window: window) { index in
-            try await client.send(message.request(token: texts[index]))
+        try await client.send(requests[0])
+        return try await Timing.inLanes(count: requests.count, window: window) { index in
+            try await client.send(requests[index])
         }
     }
 }

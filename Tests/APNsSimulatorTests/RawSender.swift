@@ -6,6 +6,7 @@ import NIOCore
 import NIOHPACK
 import NIOPosix
 import NIOSSL
+import RetractHTTP2
 
 @testable import RetractAPNs
 
@@ -22,7 +23,7 @@ struct RawSender {
         }
     }
 
-    let pool: APNsConnectionPool
+    let pool: HTTP2ConnectionPool
     let port: Int
 
     init(simulator: APNsSimulator, connections: Int = 1) throws {
@@ -30,7 +31,8 @@ struct RawSender {
         tls.applicationProtocols = ["h2"]
         tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(simulator.certificateAuthorityPEM!.utf8)))]
         port = simulator.port
-        pool = APNsConnectionPool(
+        pool = HTTP2ConnectionPool(
+            service: "APNs",
             host: "127.0.0.1",
             port: simulator.port,
             tls: try NIOSSLContext(configuration: tls),
@@ -44,7 +46,7 @@ struct RawSender {
     func send(_ headers: HPACKHeaders, body: String, timeout: TimeAmount = .seconds(60)) async throws -> Answer {
         let outcome = await withCheckedContinuation { continuation in
             pool.submit(
-                APNsExchange(headers: headers, body: ByteBuffer(string: body), deadline: .now() + timeout) { outcome in
+                HTTP2Exchange(headers: headers, body: ByteBuffer(string: body), deadline: .now() + timeout) { outcome in
                     continuation.resume(returning: outcome)
                 })
         }
@@ -54,7 +56,7 @@ struct RawSender {
         case .notProcessed:
             throw APNsError.connectionLost
         case .failed(let error):
-            throw error
+            throw APNsError(error)
         }
     }
 

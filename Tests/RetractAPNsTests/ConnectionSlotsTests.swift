@@ -1,7 +1,7 @@
 import NIOCore
 import Testing
 
-@testable import RetractAPNs
+@testable import RetractHTTP2
 
 /// The pool's routing and backoff, driven by events and a clock of the test's own.
 @Suite("Connection slots")

@@ -5,6 +5,7 @@ import NIOCore
 import NIOSSL
 import RetractFCM
 import RetractKit
+import RetractPush
 import Testing
 
 @Suite("FCM client against the FCM simulator")
@@ -18,7 +19,8 @@ struct FCMClientTests {
                 for index in 0..<20 { group.addTask { try await client.send(message.request(token: "device-\(index)")) } }
                 try await group.waitForAll()
             }
-            try await client.send(message.request(token: "device-20"))
+            let name = try await client.send(message.request(token: "device-20"))
+            #expect(name.hasPrefix("projects/\(FCMHarness.projectID)/messages/"))
             let statistics = harness.simulator.statistics
             #expect(statistics.accessTokensIssued == 1)
             #expect(statistics.messagesAccepted == 21)
@@ -48,6 +50,56 @@ struct FCMClientTests {
             #expect(response.status == .ok)
             #expect(harness.simulator.statistics.messagesOverHTTP1 == 1)
         }
+    }
+
+    @Test("messages in flight beyond the server's stream limit open more connections, up to the cap")
+    func connectionsFollowTheWindow() async throws {
+        try await FCMHarness.with { harness, _ in
+            func sendAtOnce(_ count: Int, provisioning: Int?, cap: Int) async throws -> Int {
+                let client = try FCMClient(
+                    account: harness.account,
+                    configuration: FCMClientConfiguration(
+                        messagesBaseURL: harness.simulator.baseURL, tokenURI: harness.simulator.tokenURI,
+                        additionalTrustRootsPEM: [harness.simulator.certificateAuthorityPEM], maximumConnectionCount: cap))
+                let message = try retractionMessage(["r"])
+                if let provisioning { client.provision(inFlight: provisioning) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<count { group.addTask { try await client.send(message.request(token: "device-\(index)")) } }
+                    try await group.waitForAll()
+                }
+                let opened = client.connectionsOpened
+                await client.shutdown()
+                return opened
+            }
+            // No server here says its limit before the first connection: RFC 9113's 100 streams each.
+            let unprovisioned = try await sendAtOnce(250, provisioning: nil, cap: 8)
+            let provisioned = try await sendAtOnce(250, provisioning: 250, cap: 8)
+            let capped = try await sendAtOnce(250, provisioning: 250, cap: 2)
+            #expect(unprovisioned == 1)
+            #expect(provisioned == 3)
+            #expect(capped == 2)
+            #expect(harness.simulator.statistics.messagesAccepted == 750)
+            #expect(harness.simulator.statistics.messagesOverHTTP1 == 0)
+        }
+    }
+
+    @Test("an FCM endpoint nothing listens on is unreachable, not a refusal")
+    func aClosedPortIsUnreachable() async throws {
+        let harness = try await FCMHarness.start()
+        let client = try FCMClient(
+            account: harness.account,
+            configuration: FCMClientConfiguration(
+                messagesBaseURL: "https://127.0.0.1:1", tokenURI: harness.simulator.tokenURI,
+                additionalTrustRootsPEM: [harness.simulator.certificateAuthorityPEM], connectTimeout: .seconds(2)))
+        let error = await #expect(throws: FCMError.self) { try await client.send(retractionMessage(["r"]).request(token: "device-a")) }
+        await client.shutdown()
+        await harness.simulator.stop()
+        guard case .unreachable(let reason) = error else {
+            Issue.record("expected unreachable, got \(String(describing: error))")
+            return
+        }
+        #expect(!reason.isEmpty)
+        #expect(PushVerdict(error!) == .unreachable(reason: "\(error!)"))
     }
 
     @Test("a token is replaced shortly before it expires, not after")
@@ -267,6 +319,16 @@ struct FCMRejectionTests {
         #expect(FCMRejection(httpStatus: 503, body: [], retryAfterHeader: "soon").retryAfter == nil)
         let date = FCMRejection(httpStatus: 503, body: [], retryAfterHeader: "Wed, 21 Oct 2015 07:28:00 GMT").retryAfter
         #expect(date == 0)
+    }
+
+    @Test func theMessageNameIsReadFromTheAnswer() {
+        func name(_ answer: String) -> String { FCMClient.messageName(in: ByteBuffer(string: answer).readableBytesView) }
+        #expect(name(#"{"name": "projects/p/messages/0:1"}"#) == "projects/p/messages/0:1")
+        #expect(name("{\n  \"name\" :\t\"projects/p/messages/2\"\n}") == "projects/p/messages/2")
+        #expect(name(#"{"name": 7}"#) == "")
+        #expect(name(#"{"name": "projects/p/messages/\u0030"}"#) == "")
+        #expect(name(#"{"name": "unterminated"#) == "")
+        #expect(name("") == "")
     }
 
     @Test func onlyFCMsOwnDetailMarksATokenDead() {

@@ -81,6 +81,8 @@ struct PackageShapeTests {
         #expect(targets["FCMSimulator"]?.contains("APNsSimulator") == false)
         #expect(targets["APNsSimulator"]?.contains("FCMSimulator") == false)
         #expect(targets["RetractPush"] == ["RetractKit"])
+        // The HTTP/2 pool both clients send through knows neither.
+        #expect(targets["RetractHTTP2"]?.isDisjoint(with: ["RetractAPNs", "RetractFCM", "RetractPush", "RetractKit"]) == true)
         #expect(targets["RetractStore"]?.isDisjoint(with: ["RetractCore", "RetractServer"]) == true)
         #expect(targets["RetractCore"]?.contains("RetractServer") == false)
     }

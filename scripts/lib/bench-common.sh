@@ -47,6 +47,7 @@ open_bench_work() {
 
 cleanup_bench_work() {
     if [ -n "$simulator_pid" ]; then kill "$simulator_pid" 2>/dev/null || true; fi
+    if [ -n "${h2o_pid:-}" ]; then kill "$h2o_pid" 2>/dev/null || true; fi
     wait 2>/dev/null || true
     rm -rf "$work"
     drop_bench_database
@@ -69,4 +70,88 @@ ratio_runs() {
         first_all+=("$a") second_all+=("$b") ratio_all+=("$ratio")
     done
     printf '%-7s%14.0f%14.0f%8s\n' median "$(median "${first_all[@]}")" "$(median "${second_all[@]}")" "$(median "${ratio_all[@]}")"
+}
+
+# Installs h2o and h2load (nghttp2-client) when this machine lacks them.
+require_h2o_and_h2load() {
+    local missing=()
+    command -v h2o >/dev/null 2>&1 || missing+=(h2o)
+    command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
+    [ ${#missing[@]} -gt 0 ] || return 0
+    echo "bench: installing ${missing[*]}" >&2
+    local sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
+# Starts h2o on a free port ($h2o_port) as a neutral HTTP/2 sink: one thread,
+# TLS with $work/server.pem (retract-bench certs), and, under path prefix $1,
+# a handler that reads the body and answers 200 with header $2: $3 and body $4.
+# Its pid goes to h2o_pid.
+start_h2o_sink() {
+    local prefix=$1 header=$2 value=$3 body=$4
+    h2o_port=$(free_port)
+    cat >"$work/h2o.conf" <<CONF
+num-threads: 1
+http2-max-concurrent-requests-per-connection: 1000
+listen:
+  host: 127.0.0.1
+  port: $h2o_port
+  ssl:
+    certificate-file: $work/server.pem
+    key-file: $work/server-key.pem
+error-log: $work/h2o-error.log
+hosts:
+  default:
+    paths:
+      $prefix:
+        mruby.handler: |
+          Proc.new do |env|
+            env["rack.input"].read
+            [200, {"$header" => "$value", "content-type" => "application/json"}, ['$body']]
+          end
+CONF
+    h2o -c "$work/h2o.conf" >"$work/h2o.log" 2>&1 &
+    h2o_pid=$!
+    wait_for_port "$h2o_port"
+}
+
+# h2load's rate (requests/s, whole) for its arguments "$@"; fails unless
+# every request succeeded.
+h2load_rate() {
+    h2load "$@" >"$work/h2load.out" 2>&1
+    grep -q " 0 failed, 0 errored" "$work/h2load.out" || { cat "$work/h2load.out" >&2; return 1; }
+    sed -n 's/^finished in .*, \([0-9.]*\) req\/s.*/\1/p' "$work/h2load.out" | cut -d. -f1
+}
+
+# A table of runs: table_start COLUMN..., then table_row RUN VALUE... per
+# run, then table_medians for each column's median.
+table_start() {
+    table_columns=("$@")
+    declare -gA table_values=()
+    printf '%-7s' run; printf '%13s' "$@"; echo
+}
+
+table_row() {
+    local run=$1 i=0 value
+    shift
+    printf '%-7s' "$run"; printf '%13s' "$@"; echo
+    for value in "$@"; do
+        table_values[$i]+="$value "
+        i=$((i + 1))
+    done
+}
+
+table_medians() {
+    local i
+    printf '%-7s' median
+    for i in "${!table_columns[@]}"; do
+        # shellcheck disable=SC2086 # the values are words
+        printf '%13s' "$(median ${table_values[$i]})"
+    done
+    echo
 }

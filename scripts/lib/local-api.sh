@@ -15,20 +15,8 @@ local_api_pids=()
 local_api_key_id=LOCALKEY01
 local_api_team_id=LOCALTEAM1
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
-# Waits up to $2 seconds (default 10) for something to listen on 127.0.0.1:$1.
-wait_for_port() {
-    local tries=$((${2:-10} * 10))
-    for _ in $(seq 1 "$tries"); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-        sleep 0.1
-    done
-    echo "local-api: nothing listens on port $1" >&2
-    return 1
-}
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 # A P-256 signing key as Apple issues it (a PKCS#8 PEM .p8) at
 # $work/signing-key.p8, and the simulator trusting it, with its certificate

@@ -5,7 +5,7 @@ protocol PooledConnection: AnyObject {
     var acceptsRequests: Bool { get }
 }
 
-/// The bookkeeping of ``APNsConnectionPool``: its connection slots (more
+/// The bookkeeping of ``HTTP2ConnectionPool``: its connection slots (more
 /// added as more requests are to be in flight), which one a request goes
 /// to, and how long a slot waits after a failed connect. A value driven by events and the time passed in, so it is
 /// tested without sockets (the way PostgresNIO tests its pool's state
@@ -22,7 +22,7 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
         case ready(Connection)
         /// Connecting failed; no new attempt before `until`, and requests
         /// meanwhile fail with `reason`.
-        case backingOff(until: NIODeadline, reason: APNsError)
+        case backingOff(until: NIODeadline, reason: HTTP2TransportError)
     }
 
     /// Where a request goes.
@@ -32,7 +32,7 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
         case connect(slot: Int, sendTo: Connection?)
         /// It waits for a connection being made.
         case queued
-        case fail(APNsError)
+        case fail(HTTP2TransportError)
     }
 
     private(set) var slots: [Slot]
@@ -148,7 +148,7 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
     /// `connection` takes no new requests: its slot is refilled on demand,
     /// after the backoff when it closed before it was set up. It is kept
     /// until ``drained(_:)``, to be closed at shutdown.
-    mutating func retire(slot: Int, connection: Connection, setupFailure: APNsError?, now: NIODeadline) {
+    mutating func retire(slot: Int, connection: Connection, setupFailure: HTTP2TransportError?, now: NIODeadline) {
         if case .ready(let current) = slots[slot], current === connection {
             if let setupFailure {
                 slots[slot] = .backingOff(until: now + backOff(slot: slot), reason: setupFailure)
@@ -185,4 +185,4 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
 extension ConnectionSlots: Sendable where Connection: Sendable, Request: Sendable {}
 extension ConnectionSlots.Slot: Sendable where Connection: Sendable, Request: Sendable {}
 
-extension APNsConnection: PooledConnection {}
+extension HTTP2Connection: PooledConnection {}

@@ -4,13 +4,13 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
-/// One long-lived TLS + HTTP/2 connection to APNs.
-final class APNsConnection: Sendable {
+/// One long-lived TLS + HTTP/2 connection to a push service (APNs, FCM).
+final class HTTP2Connection: Sendable {
     private let channel: any Channel
-    private let handler: NIOLoopBound<APNsConnectionHandler>
-    private let events: APNsConnectionHandler.Events
+    private let handler: NIOLoopBound<HTTP2ConnectionHandler>
+    private let events: HTTP2ConnectionHandler.Events
 
-    private init(channel: any Channel, handler: NIOLoopBound<APNsConnectionHandler>, events: APNsConnectionHandler.Events) {
+    private init(channel: any Channel, handler: NIOLoopBound<HTTP2ConnectionHandler>, events: HTTP2ConnectionHandler.Events) {
         self.channel = channel
         self.handler = handler
         self.events = events
@@ -26,8 +26,8 @@ final class APNsConnection: Sendable {
         tls: NIOSSLContext,
         on eventLoop: any EventLoop,
         timeout: TimeAmount,
-        events: APNsConnectionHandler.Events
-    ) -> EventLoopFuture<APNsConnection> {
+        events: HTTP2ConnectionHandler.Events
+    ) -> EventLoopFuture<HTTP2Connection> {
         // SNI carries host names only, never addresses.
         let serverName = host.isIPAddress ? nil : host
         return ClientBootstrap(group: eventLoop)
@@ -42,24 +42,24 @@ final class APNsConnection: Sendable {
                     ]
                     var configuration = NIOHTTP2Handler.ConnectionConfiguration()
                     configuration.initialSettings = settings
-                    // The headers sent are built here and checked by APNs; validating
+                    // The headers sent are built by our clients and checked by the server; validating
                     // every header block again costs a tenth of the event loop's time.
                     configuration.headerBlockValidation = .disabled
                     try channel.pipeline.syncOperations.addHandlers([
                         try NIOSSLClientHandler(context: tls, serverHostname: serverName),
                         NIOHTTP2Handler(mode: .client, connectionConfiguration: configuration),
-                        APNsConnectionHandler(events: events),
+                        HTTP2ConnectionHandler(events: events),
                     ])
                 }
             }
             .connect(host: host, port: port)
             .flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: APNsConnectionHandler.self)
-                return APNsConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), events: events)
+                let handler = try channel.pipeline.syncOperations.handler(type: HTTP2ConnectionHandler.self)
+                return HTTP2Connection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), events: events)
             }
     }
 
-    func submit(_ exchange: APNsExchange) {
+    func submit(_ exchange: HTTP2Exchange) {
         if channel.eventLoop.inEventLoop {
             handler.value.submit(exchange)
         } else {

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// Drives the streams of one HTTP/2 connection to APNs directly on frames.
+/// Drives the streams of one HTTP/2 connection to a push service directly on frames.
 ///
 /// No child channel per request: each request is a HEADERS and a DATA frame on
 /// a new stream id, and the answer is matched back by stream id. It keeps
@@ -11,7 +11,7 @@ import NIOHTTP2
 /// the rest; answers the connection's inbound flow-control window; and fails a
 /// request once, with the outcome that tells the pool whether it may go to
 /// another connection.
-final class APNsConnectionHandler: ChannelInboundHandler {
+final class HTTP2ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
 
@@ -24,14 +24,14 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         var streamLimit: @Sendable (Int) -> Void = { _ in }
         /// The connection takes no new requests (GOAWAY, a timeout, closed).
         /// With an error when it closed before it was established: connecting failed.
-        var retired: @Sendable (_ setupFailure: APNsError?) -> Void
+        var retired: @Sendable (_ setupFailure: HTTP2TransportError?) -> Void
         /// Cleared, from the event loop, when the connection stops taking
         /// requests; the pool reads it from any thread before routing one here.
         var acceptsRequests = NIOLockedValueBox(true)
     }
 
     private struct InFlight {
-        var exchange: APNsExchange
+        var exchange: HTTP2Exchange
         var status: Int?
         var headers: HPACKHeaders?
         var body: ByteBuffer?
@@ -65,7 +65,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     private var state = State.open
     private var nextStreamID = HTTP2StreamID(1)
     private var inFlight: [HTTP2StreamID: InFlight] = [:]
-    private var waiting = CircularBuffer<APNsExchange>()
+    private var waiting = CircularBuffer<HTTP2Exchange>()
     /// Until the server's first SETTINGS arrive, RFC 9113's recommended minimum.
     private var maximumConcurrentStreams = 100
     private var flushPending = false
@@ -92,7 +92,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     // MARK: - Requests from the pool
 
     /// Runs on the event loop.
-    func submit(_ exchange: APNsExchange) {
+    func submit(_ exchange: HTTP2Exchange) {
         guard case .open = state else {
             exchange.complete(.notProcessed)
             return
@@ -104,7 +104,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func start(_ exchange: APNsExchange) {
+    private func start(_ exchange: HTTP2Exchange) {
         guard let context else {
             exchange.complete(.notProcessed)
             return
@@ -198,7 +198,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         case .goAway(let lastStreamID, _, _):
             // Draining first, so that finishing streams starts no new ones here.
             retire(context)
-            // Streams above the last one the server will process never reached APNs.
+            // Streams above the last one the server will process never reached it.
             for streamID in inFlight.keys where streamID > lastStreamID {
                 finish(streamID, with: .notProcessed)
             }
@@ -254,7 +254,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         finish(streamID, with: .answered(status: status, headers: headers, body: exchange.body))
     }
 
-    private func finish(_ streamID: HTTP2StreamID, with outcome: APNsExchange.Outcome) {
+    private func finish(_ streamID: HTTP2StreamID, with outcome: HTTP2Exchange.Outcome) {
         guard let exchange = inFlight.removeValue(forKey: streamID) else { return }
         exchange.exchange.complete(outcome)
         switch state {
@@ -278,7 +278,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         if inFlight.isEmpty { context.close(promise: nil) }
     }
 
-    private func close(failingInFlightWith connectionError: APNsError) {
+    private func close(failingInFlightWith connectionError: HTTP2TransportError) {
         if case .closed = state { return }
         let error = isEstablished ? connectionError : Self.setupFailure(lastError)
         if case .open = state { events.retired(isEstablished ? nil : error) }
@@ -296,11 +296,11 @@ final class APNsConnectionHandler: ChannelInboundHandler {
     /// Why a connection closed before it was set up: a TLS alert about this
     /// side's certificate means the server refused the client certificate
     /// (no later connection will do better), anything else that connecting failed.
-    static func setupFailure(_ error: (any Error)?) -> APNsError {
+    static func setupFailure(_ error: (any Error)?) -> HTTP2TransportError {
         guard let error else { return .connectFailed("the connection closed during setup") }
         let text = "\(error)"
         if let alert = refusedCertificateAlerts.first(where: { text.contains($0) }) {
-            return .authenticationUnavailable("APNs refused the client certificate (TLS alert \(alert))")
+            return .clientCertificateRefused("TLS alert \(alert)")
         }
         return .connectFailed(text)
     }
@@ -328,7 +328,7 @@ final class APNsConnectionHandler: ChannelInboundHandler {
         if unresponsive, let context { retire(context) }
         for exchange in expiredStreams.values { exchange.exchange.complete(.failed(.timedOut)) }
         // Still waiting for the server's SETTINGS: they never reached it, and connecting is what failed.
-        let waitingOutcome: APNsExchange.Outcome =
+        let waitingOutcome: HTTP2Exchange.Outcome =
             isEstablished ? .failed(.timedOut) : .failed(.connectFailed("no answer while setting up the connection"))
         for exchange in expiredWaiting { exchange.complete(waitingOutcome) }
         if unresponsive { context?.close(promise: nil) }

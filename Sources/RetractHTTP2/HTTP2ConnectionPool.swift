@@ -11,16 +11,21 @@ import NIOSSL
 /// to another one. A connect has worked only once the server's SETTINGS
 /// arrive: a TCP connection whose TLS handshake then fails counts as a
 /// failed connect.
-final class APNsConnectionPool: Sendable {
+///
+/// `APNsClient` and `FCMClient` both send through it; `service` names the
+/// server in its log messages.
+package final class HTTP2ConnectionPool: Sendable {
+    private let service: String
     private let host: String
     private let port: Int
     private let tls: NIOSSLContext
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     private let logger: Logger
-    private let state: NIOLockedValueBox<ConnectionSlots<APNsConnection, APNsExchange>>
+    private let state: NIOLockedValueBox<ConnectionSlots<HTTP2Connection, HTTP2Exchange>>
 
-    init(
+    package init(
+        service: String,
         host: String,
         port: Int,
         tls: NIOSSLContext,
@@ -29,6 +34,7 @@ final class APNsConnectionPool: Sendable {
         connectTimeout: TimeAmount,
         logger: Logger
     ) {
+        self.service = service
         self.host = host
         self.port = port
         self.tls = tls
@@ -39,19 +45,19 @@ final class APNsConnectionPool: Sendable {
     }
 
     /// How many connections the pool has opened, for tests and metrics.
-    var openedConnectionCount: Int { state.withLockedValue { $0.connectionsOpened } }
+    package var openedConnectionCount: Int { state.withLockedValue { $0.connectionsOpened } }
 
     /// Adds slots until they carry `inFlight` requests at the server's stream
     /// limit (the largest a connection was told; RFC 9113's 100 before any),
     /// at most `maximumConnections`.
-    func provision(inFlight: Int, maximumConnections: Int) {
+    package func provision(inFlight: Int, maximumConnections: Int) {
         let grown = state.withLockedValue { $0.provision(inFlight: inFlight, maximumConnections: maximumConnections) }
-        if let grown { logger.debug("more APNs connections", metadata: ["host": "\(host)", "connections": "\(grown)"]) }
+        if let grown { logger.debug("more \(service) connections", metadata: ["host": "\(host)", "connections": "\(grown)"]) }
     }
 
     /// Sends `exchange` on some connection. One the server did not process
     /// moves to another connection until its deadline.
-    func submit(_ exchange: APNsExchange) {
+    package func submit(_ exchange: HTTP2Exchange) {
         var routed = exchange
         routed.complete = { outcome in
             guard case .notProcessed = outcome else {
@@ -79,15 +85,15 @@ final class APNsConnectionPool: Sendable {
     }
 
     private func connect(slot: Int) {
-        let connection = NIOLockedValueBox<APNsConnection?>(nil)
-        let events = APNsConnectionHandler.Events(
+        let connection = NIOLockedValueBox<HTTP2Connection?>(nil)
+        let events = HTTP2ConnectionHandler.Events(
             established: { [weak self] in self?.established(slot: slot) },
             streamLimit: { [weak self] limit in self?.state.withLockedValue { $0.heard(streamLimit: limit) } },
             retired: { [weak self] setupFailure in
                 guard let retired = connection.withLockedValue({ $0 }) else { return }
                 self?.retire(slot: slot, connection: retired, setupFailure: setupFailure)
             })
-        APNsConnection.connect(
+        HTTP2Connection.connect(
             host: host,
             port: port,
             tls: tls,
@@ -107,14 +113,14 @@ final class APNsConnectionPool: Sendable {
 
     /// TCP is connected; TLS and HTTP/2 are still being set up, and the
     /// requests given to the connection wait for the server's SETTINGS.
-    private func connected(slot: Int, connection: APNsConnection) {
+    private func connected(slot: Int, connection: HTTP2Connection) {
         let (waiting, close) = state.withLockedValue { $0.connected(slot: slot, connection: connection) }
         if close {
             connection.close()
             for exchange in waiting { exchange.complete(.failed(.clientShutdown)) }
             return
         }
-        logger.debug("connected to APNs", metadata: ["host": "\(host)", "slot": "\(slot)"])
+        logger.debug("connected to \(service)", metadata: ["host": "\(host)", "slot": "\(slot)"])
         for exchange in waiting { connection.submit(exchange) }
     }
 
@@ -128,7 +134,7 @@ final class APNsConnectionPool: Sendable {
         let now = NIODeadline.now()
         let (waiting, delay) = state.withLockedValue { $0.connectFailed(slot: slot, reason: reason, now: now) }
         logger.warning(
-            "cannot connect to APNs",
+            "cannot connect to \(service)",
             metadata: ["host": "\(host)", "error": "\(error)", "retry-in": "\(delay.nanoseconds / 1_000_000_000)s"]
         )
         for exchange in waiting { exchange.complete(.failed(.connectFailed(reason))) }
@@ -136,16 +142,16 @@ final class APNsConnectionPool: Sendable {
 
     /// A connection takes no new requests: its slot is refilled on demand,
     /// after the backoff when it closed before it was set up.
-    private func retire(slot: Int, connection: APNsConnection, setupFailure: APNsError?) {
+    private func retire(slot: Int, connection: HTTP2Connection, setupFailure: HTTP2TransportError?) {
         let now = NIODeadline.now()
         state.withLockedValue { $0.retire(slot: slot, connection: connection, setupFailure: setupFailure, now: now) }
         connection.closeFuture.whenComplete { _ in
             self.state.withLockedValue { $0.drained(connection) }
         }
-        logger.debug("APNs connection retired", metadata: ["slot": "\(slot)"])
+        logger.debug("\(service) connection retired", metadata: ["slot": "\(slot)"])
     }
 
-    func shutdown() async {
+    package func shutdown() async {
         let (connections, waiting) = state.withLockedValue { $0.shutdown() }
         for exchange in waiting { exchange.complete(.failed(.clientShutdown)) }
         for connection in connections {
