@@ -155,3 +155,24 @@ table_medians() {
     done
     echo
 }
+
+# Starts `retract simulator` ($bin/retract) keeping no inbox, answering after
+# $2 ms, its certificates in folder $1 and its log at $1.log, trusting
+# $work/signing-key.p8 (retract-bench certs) as BENCHKEY01/BENCHTEAM1. Sets
+# sim_port and sim_pid; fails, showing the log, if it does not come up.
+start_bench_simulator() {
+    local folder=$1 latency=$2
+    sim_port=$(free_port)
+    "$bin/retract" simulator --port "$sim_port" --cert-dir "$folder" --no-inbox --latency-ms "$latency" \
+        --key "BENCHKEY01:BENCHTEAM1:$work/signing-key.p8" --max-streams 1000 >"$folder.log" 2>&1 &
+    sim_pid=$!
+    for _ in $(seq 1 100); do
+        [ -f "$folder/simulator-ca.pem" ] && (exec 3<>"/dev/tcp/127.0.0.1/$sim_port") 2>/dev/null && break
+        sleep 0.1
+    done
+    if [ ! -f "$folder/simulator-ca.pem" ]; then
+        echo "bench: the simulator at $latency ms did not start:" >&2
+        cat "$folder.log" >&2
+        return 1
+    fi
+}

@@ -39,20 +39,10 @@ cleanup_rtt() {
 }
 trap cleanup_rtt EXIT
 for latency in "${latencies[@]}"; do
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+    start_bench_simulator "$work/sim-$latency" "$latency"
+    port=$sim_port
+    simulator_pids+=("$sim_pid")
     ca[$latency]=$work/sim-$latency/simulator-ca.pem
-    "$bin/retract" simulator --port "$port" --cert-dir "$work/sim-$latency" --no-inbox --latency-ms "$latency" \
-        --key "BENCHKEY01:BENCHTEAM1:$work/signing-key.p8" --max-streams 1000 >"$work/simulator-$latency.log" 2>&1 &
-    simulator_pids+=("$!")
-    for _ in $(seq 1 100); do
-        [ -f "${ca[$latency]}" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        sleep 0.1
-    done
-    if [ ! -f "${ca[$latency]}" ]; then
-        echo "bench rtt: the simulator at $latency ms did not start:" >&2
-        cat "$work/simulator-$latency.log" >&2
-        exit 1
-    fi
     made=$("$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "${ca[$latency]}" \
         --key "$work/signing-key.p8" -n "$devices" --record-only)
     app[$latency]=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['app'])" "$made")

@@ -69,19 +69,8 @@ echo "devices=$devices latency-ms=$latency ${engine[*]} (release build, $(nproc)
 
 port=1
 if ! $ledger_only; then
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
-    "$bin/retract" simulator --port "$port" --cert-dir "$work/sim" --no-inbox --latency-ms "$latency" \
-        --key "BENCHKEY01:BENCHTEAM1:$work/signing-key.p8" --max-streams 1000 >"$work/simulator.log" 2>&1 &
-    simulator_pid=$!
-    for _ in $(seq 1 100); do
-        [ -f "$work/sim/simulator-ca.pem" ] && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        sleep 0.1
-    done
-    if [ ! -f "$work/sim/simulator-ca.pem" ]; then
-        echo "bench scale: the simulator did not start:" >&2
-        cat "$work/simulator.log" >&2
-        exit 1
-    fi
+    start_bench_simulator "$work/sim" "$latency"
+    port=$sim_port simulator_pid=$sim_pid
 fi
 
 # The ledger: migrate, then record and measure (the WAL written while
