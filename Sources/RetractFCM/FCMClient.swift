@@ -3,8 +3,8 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHPACK
-import RetractHTTP2
 import NIOSSL
+import RetractHTTP2
 
 /// Sends messages through FCM HTTP v1 for one service account's project:
 /// `POST /v1/projects/<project>/messages:send` over a few long-lived HTTP/2
@@ -47,12 +47,6 @@ public final class FCMClient: Sendable {
         var tls = TLSConfiguration.makeClientConfiguration()
         if !roots.isEmpty { tls.additionalTrustRoots = [.certificates(roots)] }
 
-        var settings = HTTPClient.Configuration(tlsConfiguration: tls)
-        settings.httpVersion = .automatic
-        settings.timeout = .init(connect: .seconds(10))
-        settings.connectionPool = .init(idleTimeout: .seconds(60))
-        let http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: settings, backgroundActivityLogger: logger)
-
         var messagesTLS = tls
         messagesTLS.applicationProtocols = ["h2"]
         messagesTLS.minimumTLSVersion = .tlsv12
@@ -64,6 +58,12 @@ public final class FCMClient: Sendable {
         } catch {
             throw FCMCredentialsError("cannot set up TLS: \(error)")
         }
+        // Made last: nothing may throw once it exists, or it would never be shut down.
+        var settings = HTTPClient.Configuration(tlsConfiguration: tls)
+        settings.httpVersion = .automatic
+        settings.timeout = .init(connect: .seconds(10))
+        settings.connectionPool = .init(idleTimeout: .seconds(60))
+        let http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: settings, backgroundActivityLogger: logger)
         let port = base.port ?? 443
         self.account = account
         self.configuration = configuration
@@ -157,10 +157,9 @@ public final class FCMClient: Sendable {
     package static func messageName(in bytes: ByteBufferView) -> String {
         let key = Array(#""name""#.utf8)
         guard let keyStart = bytes.firstRange(of: key)?.upperBound else { return "" }
+        let between: [UInt8] = [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")]
         var index = keyStart
-        while index < bytes.endIndex, [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\n"), UInt8(ascii: "\t")].contains(bytes[index]) {
-            index += 1
-        }
+        while index < bytes.endIndex, between.contains(bytes[index]) { index += 1 }
         guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\"") else { return "" }
         let start = index + 1
         guard let end = bytes[start...].firstIndex(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }),
