@@ -31,8 +31,7 @@ public final class FCMClient: Sendable {
         logger: Logger = Logger(label: "retract.fcm")
     ) throws(FCMCredentialsError) {
         let tokenURI = configuration.tokenURI ?? account.tokenURI
-        guard let base = URLComponents(string: configuration.messagesBaseURL), base.scheme == "https", let host = base.host, !host.isEmpty
-        else {
+        guard let endpoint = Endpoint(baseURL: configuration.messagesBaseURL, projectID: account.projectID) else {
             throw FCMCredentialsError("the FCM base URL \"\(configuration.messagesBaseURL)\" is not an https:// URL")
         }
         guard let parsed = URL(string: tokenURI), parsed.scheme == "https", parsed.host != nil else {
@@ -64,17 +63,45 @@ public final class FCMClient: Sendable {
         settings.timeout = .init(connect: .seconds(10))
         settings.connectionPool = .init(idleTimeout: .seconds(60))
         let http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: settings, backgroundActivityLogger: logger)
-        let port = base.port ?? 443
         self.account = account
         self.configuration = configuration
         self.http = http
         tokens = FCMAccessTokens(account: account, tokenURI: tokenURI, http: http, configuration: configuration, logger: logger)
         pool = HTTP2ConnectionPool(
-            service: "FCM", host: host, port: port, tls: context, group: eventLoopGroup, connectionCount: configuration.connectionCount,
-            connectTimeout: configuration.connectTimeout, logger: logger)
-        authority = port == 443 ? host : "\(host):\(port)"
-        let basePath = base.path.hasSuffix("/") ? String(base.path.dropLast()) : base.path
-        sendPath = "\(basePath)/v1/projects/\(account.projectID)/messages:send"
+            service: "FCM", host: endpoint.host, port: endpoint.port, tls: context, group: eventLoopGroup,
+            connectionCount: configuration.connectionCount, connectTimeout: configuration.connectTimeout, logger: logger)
+        authority = endpoint.authority
+        sendPath = endpoint.sendPath
+    }
+
+    /// Where `messages:send` is: the host to connect to, its port, and the
+    /// `:authority` and `:path` of each request.
+    package struct Endpoint: Equatable {
+        package var host: String
+        package var port: Int
+        package var authority: String
+        package var sendPath: String
+
+        package init(host: String, port: Int, authority: String, sendPath: String) {
+            self.host = host
+            self.port = port
+            self.authority = authority
+            self.sendPath = sendPath
+        }
+
+        /// Nil unless `baseURL` is an `https://` URL with a host. An IPv6
+        /// address is connected to bare and written in brackets in the
+        /// authority; a path is kept as written (percent-encoded).
+        package init?(baseURL: String, projectID: String) {
+            guard let base = URLComponents(string: baseURL), base.scheme == "https", var host = base.host, !host.isEmpty else { return nil }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            self.host = host
+            port = base.port ?? 443
+            let named = host.contains(":") ? "[\(host)]" : host
+            authority = port == 443 ? named : "\(named):\(port)"
+            let basePath = base.percentEncodedPath.hasSuffix("/") ? String(base.percentEncodedPath.dropLast()) : base.percentEncodedPath
+            sendPath = "\(basePath)/v1/projects/\(projectID)/messages:send"
+        }
     }
 
     /// Sends one message (a ``FCMMessage/request(token:)`` body).
@@ -156,7 +183,12 @@ public final class FCMClient: Sendable {
     /// of the answer's handling); "" when it is not there as a plain string.
     package static func messageName(in bytes: ByteBufferView) -> String {
         let key = Array(#""name""#.utf8)
-        guard let keyStart = bytes.firstRange(of: key)?.upperBound else { return "" }
+        guard bytes.count >= key.count,
+            let keyAt = (bytes.startIndex...(bytes.endIndex - key.count)).first(where: {
+                bytes[$0..<($0 + key.count)].elementsEqual(key)
+            })
+        else { return "" }
+        let keyStart = keyAt + key.count
         let between: [UInt8] = [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")]
         var index = keyStart
         while index < bytes.endIndex, between.contains(bytes[index]) { index += 1 }

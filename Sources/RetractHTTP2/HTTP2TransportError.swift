@@ -1,5 +1,5 @@
 /// Why a request sent through an ``HTTP2ConnectionPool`` got no answer.
-/// Each client says it in its own terms (`HTTP2TransportError`, `FCMError`).
+/// Each client says it in its own terms (`APNsError`, `FCMError`).
 package enum HTTP2TransportError: Error, Sendable, Hashable {
     /// No answer within the request's deadline.
     case timedOut

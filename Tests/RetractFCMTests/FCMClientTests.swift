@@ -331,6 +331,20 @@ struct FCMRejectionTests {
         #expect(name("") == "")
     }
 
+    @Test func theSendEndpointIsReadFromTheBaseURL() {
+        func endpoint(_ url: String) -> FCMClient.Endpoint? { FCMClient.Endpoint(baseURL: url, projectID: "p") }
+        #expect(
+            endpoint("https://fcm.googleapis.com")
+                == .init(host: "fcm.googleapis.com", port: 443, authority: "fcm.googleapis.com", sendPath: "/v1/projects/p/messages:send"))
+        #expect(
+            endpoint("https://proxy.example:8443/fcm%20relay/")
+                == .init(host: "proxy.example", port: 8443, authority: "proxy.example:8443", sendPath: "/fcm%20relay/v1/projects/p/messages:send"))
+        #expect(
+            endpoint("https://[::1]:9000") == .init(host: "::1", port: 9000, authority: "[::1]:9000", sendPath: "/v1/projects/p/messages:send"))
+        #expect(endpoint("http://fcm.googleapis.com") == nil)
+        #expect(endpoint("fcm.googleapis.com") == nil)
+    }
+
     @Test func onlyFCMsOwnDetailMarksATokenDead() {
         func disposition(_ status: Int, _ body: String) -> FCMDisposition {
             FCMRejection(httpStatus: status, body: Array(body.utf8), retryAfterHeader: nil).disposition

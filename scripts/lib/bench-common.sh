@@ -117,7 +117,11 @@ hosts:
 CONF
     h2o -c "$work/h2o.conf" >"$work/h2o.log" 2>&1 &
     h2o_pid=$!
-    wait_for_port "$h2o_port"
+    if ! wait_for_port "$h2o_port"; then
+        cat "$work/h2o.log" "$work/h2o-error.log" >&2 2>/dev/null || true
+        kill "$h2o_pid" 2>/dev/null || true
+        return 1
+    fi
 }
 
 # h2load's rate (requests/s, whole) for its arguments "$@"; fails unless
@@ -173,6 +177,7 @@ start_bench_simulator() {
     if [ ! -f "$folder/simulator-ca.pem" ]; then
         echo "bench: the simulator at $latency ms did not start:" >&2
         cat "$folder.log" >&2
+        kill "$sim_pid" 2>/dev/null || true
         return 1
     fi
 }
