@@ -178,20 +178,25 @@ public final class FCMClient: Sendable {
         }
     }
 
+    // Made once: messageName runs for every message sent.
+    private static let nameKey = Array(#""name""#.utf8)
+    private static let betweenKeyAndValue: [UInt8] = [
+        UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"),
+    ]
+
     /// The `name` of FCM's answer, `{"name": "projects/<project>/messages/<id>"}`,
     /// read without a JSON decoder (one per message costs more than the rest
     /// of the answer's handling); "" when it is not there as a plain string.
     package static func messageName(in bytes: ByteBufferView) -> String {
-        let key = Array(#""name""#.utf8)
+        let key = nameKey
         guard bytes.count >= key.count,
             let keyAt = (bytes.startIndex...(bytes.endIndex - key.count)).first(where: {
                 bytes[$0..<($0 + key.count)].elementsEqual(key)
             })
         else { return "" }
         let keyStart = keyAt + key.count
-        let between: [UInt8] = [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t")]
         var index = keyStart
-        while index < bytes.endIndex, between.contains(bytes[index]) { index += 1 }
+        while index < bytes.endIndex, betweenKeyAndValue.contains(bytes[index]) { index += 1 }
         guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "\"") else { return "" }
         let start = index + 1
         guard let end = bytes[start...].firstIndex(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }),

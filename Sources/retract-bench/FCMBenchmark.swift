@@ -64,25 +64,20 @@ struct FCMClientBenchmark: AsyncParsableCommand {
     var writeBody: String?
 
     func run() async throws {
+        let message = try FCMBenchmark.message(for: ReferenceID("bench-reference"))
         if let writeBody {
-            try Data(Self.message().request(token: PushService.fcm.text(of: FCMBenchmark.token(0))).readableBytesView)
-                .write(to: URL(fileURLWithPath: writeBody))
+            let body = message.request(token: PushService.fcm.text(of: FCMBenchmark.token(0)))
+            try Data(body.readableBytesView).write(to: URL(fileURLWithPath: writeBody))
             return
         }
         let roots = try ca.map { try String(contentsOfFile: $0, encoding: .utf8) }
         let client = try FCMClient(
             account: try FCMServiceAccount(contentsOfFile: serviceAccount),
             configuration: FCMClientConfiguration(messagesBaseURL: baseURL, additionalTrustRootsPEM: roots))
-        let message = try Self.message()
         let tokens = (0..<count).map(FCMBenchmark.token)
         let seconds = try await FCMBenchmark.timeClientAlone(client, message: message, tokens: tokens, window: window)
         await client.shutdown()
         print(#"{"messages": \#(count), "window": \#(window), "clientSeconds": \#(seconds), "clientPerSecond": \#(Double(count) / seconds)}"#)
-    }
-
-    /// A background retraction message, as the engine sends for one reference.
-    private static func message() throws -> FCMMessage {
-        try FCMMessage(body: try PayloadBuilder().retractionBodies(for: [ReferenceID("bench-reference")])[0], kind: .background)
     }
 }
 
@@ -136,7 +131,7 @@ struct FCMBenchmark: AsyncParsableCommand {
             // The client alone: the same messages, the same window, no ledger.
             let client = try FCMClient(
                 account: try FCMServiceAccount(contentsOfFile: serviceAccount), configuration: fcm.clientConfiguration)
-            let message = try FCMMessage(body: try PayloadBuilder().retractionBodies(for: [reference])[0], kind: .background)
+            let message = try Self.message(for: reference)
             // As many connections as the engine's window opens.
             client.provision(inFlight: window)
             let clientSeconds = try await Self.timeClientAlone(client, message: message, tokens: tokens, window: window)
@@ -152,6 +147,11 @@ struct FCMBenchmark: AsyncParsableCommand {
                 #"{"devices": \#(count), "window": \#(window), "engineSeconds": \#(engineSeconds), "enginePerSecond": \#(Double(count) / engineSeconds), "clientSeconds": \#(clientSeconds), "clientPerSecond": \#(Double(count) / clientSeconds)}"#
             )
         }
+    }
+
+    /// A background retraction message for one reference, as the engine sends it.
+    static func message(for reference: ReferenceID) throws -> FCMMessage {
+        try FCMMessage(body: try PayloadBuilder().retractionBodies(for: [reference])[0], kind: .background)
     }
 
     /// An FCM registration token of the usual length (163 characters), different for each index.
