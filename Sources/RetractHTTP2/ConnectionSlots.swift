@@ -89,7 +89,15 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
             return .queued
         case .backingOff(let until, let reason):
             if let anyReady { return .send(anyReady) }
-            guard now >= until else { return .fail(reason) }
+            guard now >= until else {
+                // Another slot is trying the server again: the request waits for
+                // that attempt rather than fail with this slot's older reason. Failing
+                // it would split one page between failed and sent devices.
+                guard let connecting = anyConnecting, case .connecting(var waiting) = slots[connecting] else { return .fail(reason) }
+                waiting.append(request)
+                slots[connecting] = .connecting(waiting: waiting)
+                return .queued
+            }
             slots[index] = .connecting(waiting: [request])
             connectionsOpened += 1
             return .connect(slot: index, sendTo: nil)
@@ -115,6 +123,14 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
             if case .ready(let connection) = slot, connection.acceptsRequests { return connection }
             return nil
         }.first
+    }
+
+    /// A slot whose connection is being made, if any.
+    private var anyConnecting: Int? {
+        slots.firstIndex { slot in
+            if case .connecting = slot { return true }
+            return false
+        }
     }
 
     /// TCP is connected to `slot`: the requests that waited for it, to give

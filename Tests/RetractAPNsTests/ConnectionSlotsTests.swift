@@ -80,6 +80,39 @@ struct ConnectionSlotsTests {
         #expect(until == Self.start + .seconds(10_001))
     }
 
+    /// After an outage one slot tries the server again while the other still
+    /// backs off: the requests wait for that attempt, all of them, rather than
+    /// every other one failing with the old reason (which split a page between
+    /// devices sent and devices sent again later).
+    @Test func whileOneSlotTriesAgainTheRequestsWaitForItInsteadOfFailing() {
+        var slots = Slots(count: 2)
+        _ = slots.route(1, now: Self.start)
+        _ = slots.route(2, now: Self.start)
+        _ = slots.connectFailed(slot: 0, reason: "refused", now: Self.start)
+        _ = slots.connectFailed(slot: 1, reason: "refused", now: Self.start + .milliseconds(500))
+        // Slot 0's backoff is over, slot 1's is not.
+        let now = Self.start + .milliseconds(1_200)
+        guard case .connect(0, nil) = slots.route(3, now: now) else {
+            Issue.record("slot 0 did not try again")
+            return
+        }
+        for request in 4..<8 {
+            guard case .queued = slots.route(request, now: now) else {
+                Issue.record("request \(request) not queued behind slot 0's attempt")
+                return
+            }
+        }
+        #expect(slots.connected(slot: 0, connection: Connection()).waiting == [3, 4, 5, 6, 7])
+        // With nothing trying, a slot backing off still fails fast.
+        var alone = Slots(count: 1)
+        _ = alone.route(1, now: Self.start)
+        _ = alone.connectFailed(slot: 0, reason: "refused", now: Self.start)
+        guard case .fail(.connectFailed("refused")) = alone.route(2, now: Self.start + .milliseconds(10)) else {
+            Issue.record("not failed fast")
+            return
+        }
+    }
+
     @Test func aConnectionThatStoppedTakingRequestsIsPassedOverAndRefilled() {
         var slots = Slots(count: 2)
         _ = slots.route(1, now: Self.start)
