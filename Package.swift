@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The console's HTML: templates that escape what they show.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // Foundation only: no package dependency may be added here.
@@ -186,9 +188,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
-            // `openapi.yaml` links to docs/openapi.yaml, served at /openapi.yaml.
-            resources: [.embedInCode("openapi.yaml")]
+            // `openapi.yaml` links to docs/openapi.yaml, served at /openapi.yaml;
+            // Console/Assets holds the console's templates, stylesheet and script.
+            resources: [.embedInCode("openapi.yaml"), .embedInCode("Console/Assets")]
         ),
         .executableTarget(
             name: "retract",

@@ -79,6 +79,13 @@ extension RetractAPI {
 
     /// `GET /v1/retractions/{id}`: a retraction's state and counts.
     func status(_ id: String, caller: Caller) async throws -> Answer {
+        let (status, app) = try await Self.retraction(id, for: caller, engine: engine)
+        return Answer(.ok, RetractionView(status, app: app.name))
+    }
+
+    /// The retraction with `id` and its app, when `caller` may read it; 404
+    /// otherwise, as for one that does not exist. The API and the console ask the same.
+    static func retraction(_ id: String, for caller: Caller, engine: RetractEngine) async throws -> (RetractionStatus, App) {
         try caller.require(.read)
         let notFound = APIProblem(.notFound, "no retraction \(id.prefix(64)) for this API key")
         guard let uuid = UUID(uuidString: id) else { throw notFound }
@@ -92,7 +99,7 @@ extension RetractAPI {
         guard caller.mayTouch(appID: status.retraction.appID), let app = try await engine.app(id: status.retraction.appID) else {
             throw notFound
         }
-        return Answer(.ok, RetractionView(status, app: app.name))
+        return (status, app)
     }
 
     /// `GET /v1/devices/{token}/retractions`: what was retracted for one

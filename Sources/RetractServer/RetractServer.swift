@@ -64,6 +64,9 @@ package struct RetractServer: Service {
         let router = Router(context: APIContext.self)
         router.add(middleware: APIRequestMiddleware(routes: routes, metrics: HTTPMetrics(factory: factory)))
         api.register(on: router)
+        if settings.mode.servesAPI {
+            try Console(engine: engine, settings: settings, health: health, logger: logger).register(on: router)
+        }
         let application = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "retract"),

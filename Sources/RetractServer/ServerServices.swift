@@ -94,6 +94,7 @@ struct MaintenanceService: Service {
                 if lastRetention.map({ ContinuousClock.now - $0 >= settings.retentionInterval }) ?? true {
                     do {
                         let dropped = try await store.applyRetention()
+                        try await store.deleteExpiredConsoleSessions()
                         lastRetention = .now
                         if !dropped.isEmpty { logger.info("retention pass", metadata: ["dropped": "\(dropped.joined(separator: ","))"]) }
                     } catch {

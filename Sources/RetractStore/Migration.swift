@@ -39,5 +39,8 @@ package struct Migration: Hashable, Sendable {
             sql: String(decoding: PackageResources._008_work_notifications_sql, as: UTF8.self)),
         // 0009 belongs to work not merged here yet; the runner applies whatever is missing, in order.
         Migration(version: 10, name: "0010_console.sql", sql: String(decoding: PackageResources._010_console_sql, as: UTF8.self)),
+        Migration(
+            version: 11, name: "0011_console_sessions.sql",
+            sql: String(decoding: PackageResources._011_console_sessions_sql, as: UTF8.self)),
     ]
 }

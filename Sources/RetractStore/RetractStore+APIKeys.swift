@@ -80,6 +80,13 @@ extension RetractStore {
         }
     }
 
+    /// The key with `id`, revoked or not.
+    package func apiKey(id: UUID) async throws(StoreError) -> APIKeyRecord? {
+        try await perform("reading an API key", idempotent: true) { [self] in
+            try await Self.apiKeys(from: client.query(Self.apiKeyQuery(where: "k.id = \(id)"), logger: logger)).first
+        }
+    }
+
     /// Every key, revoked or not, oldest first.
     package func apiKeys() async throws(StoreError) -> [APIKeyRecord] {
         try await perform("listing API keys", idempotent: true) { [self] in

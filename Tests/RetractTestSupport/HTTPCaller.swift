@@ -36,6 +36,9 @@ package struct HTTPCaller: Sendable {
         self.baseURL = baseURL
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 60
+        // Cookies are the tests' to send: a Set-Cookie must not replace a Cookie header a test gives.
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
         session = URLSession(configuration: configuration)
     }
 

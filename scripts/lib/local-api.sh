@@ -27,7 +27,8 @@ start_simulator() {
     "$retract" simulator --host 127.0.0.1 --port "$simulator_port" --cert-dir "$work/sim" --no-inbox \
         --key "$local_api_key_id:$local_api_team_id:$work/signing-key.p8" --max-streams 1000 >"$work/simulator.log" 2>&1 &
     local_api_pids+=("$!")
-    if ! wait_for_port "$simulator_port" || [ ! -f "$work/sim/simulator-ca.pem" ]; then
+    # Up to 60 s, as for the server: a debug build on a loaded machine starts slowly.
+    if ! wait_for_port "$simulator_port" 60 || [ ! -f "$work/sim/simulator-ca.pem" ]; then
         echo "local-api: the simulator did not start:" >&2
         cat "$work/simulator.log" >&2
         return 1

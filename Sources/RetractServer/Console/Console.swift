@@ -1,0 +1,338 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import RetractCore
+import RetractKit
+import RetractStore
+
+/// The moderation console at `/console`: server-rendered pages over the same
+/// engine and ledger as the API, for a browser signed in with an API key.
+/// What the key's scopes and apps allow is all a page shows or does; a form
+/// posted without the session's token, or by a key without the scope it
+/// needs, is refused whatever the page showed.
+struct Console: Sendable {
+    let engine: RetractEngine
+    let settings: ServerSettings
+    let health: DatabaseHealth
+    let pages: ConsolePages
+    let logger: Logger
+
+    var store: RetractStore { engine.store }
+    var sessions: ConsoleSessions { ConsoleSessions(store: store) }
+
+    /// The largest form the console takes: a reason of 1,000 characters and a few fields.
+    static let maximumFormSize = 16 * 1024
+    /// Devices listed on a notification's page.
+    static let devicesShown = 50
+    /// Rows per page of the notification list and the audit log.
+    static let pageSize = 50
+
+    init(engine: RetractEngine, settings: ServerSettings, health: DatabaseHealth, logger: Logger) throws {
+        self.engine = engine
+        self.settings = settings
+        self.health = health
+        self.pages = try ConsolePages()
+        self.logger = logger
+    }
+
+    func register(on router: Router<APIContext>) {
+        router.get("/console") { request, _ in
+            try await page(request) { _ in Self.redirect(to: "/console/notifications") }
+        }
+        router.get("/console/assets/:name") { _, context in
+            guard let asset = ConsolePages.asset(named: context.parameters.get("name") ?? "") else {
+                return pages.problem(.notFound, "No such file.", session: nil)
+            }
+            return asset
+        }
+        router.get("/console/sign-in") { request, _ in signInPage(request, error: nil) }
+        router.post("/console/sign-in") { request, _ in try await signIn(request) }
+        router.post("/console/sign-out") { request, _ in
+            try await form(request) { signedIn, _ in
+                var response = Self.redirect(to: "/console/sign-in")
+                response.headers[.setCookie] = try await sessions.end(signedIn, request: request)
+                return response
+            }
+        }
+        router.get("/console/notifications") { request, _ in
+            try await page(request) { signedIn in try await notifications(request, signedIn) }
+        }
+        router.get("/console/notification") { request, _ in
+            try await page(request) { signedIn in try await notification(request, signedIn) }
+        }
+        router.post("/console/dry-run") { request, _ in
+            try await form(request) { signedIn, fields in try await dryRun(fields, signedIn) }
+        }
+        router.post("/console/retract") { request, _ in
+            try await form(request) { signedIn, fields in try await retract(fields, signedIn) }
+        }
+        router.get("/console/retractions/:id") { request, context in
+            try await page(request) { signedIn in try await retraction(context.parameters.get("id") ?? "", signedIn) }
+        }
+        router.get("/console/retractions/:id/progress") { request, context in
+            try await page(request) { signedIn in
+                let (status, _) = try await visibleRetraction(context.parameters.get("id") ?? "", signedIn)
+                return Self.json(ConsoleProgress(status))
+            }
+        }
+        router.get("/console/retractions/:id/events") { request, context in
+            try await page(request) { signedIn in try await events(context.parameters.get("id") ?? "", signedIn) }
+        }
+        router.get("/console/audit") { request, _ in
+            try await page(request) { signedIn in try await audit(request, signedIn) }
+        }
+    }
+
+    // MARK: - Sign-in
+
+    private func signInPage(_ request: Request, error: String?, status: HTTPResponse.Status = .ok) -> Response {
+        // The sign-in form's token: a fresh cookie and the same value in the form (double submit).
+        let token = ConsoleSessions.randomSecret()
+        let next = Self.safeNext(request.uri.queryParameters.get("next"))
+        var response = pages.render(
+            "signin", SignInPage(formToken: token, next: next, error: error, sessionHours: Int(ConsoleSessions.lifetime.inSeconds / 3600)),
+            status: status)
+        response.headers[.setCookie] = ConsoleSessions.setCookie(
+            ConsoleSessions.signInCookieName, token, maxAge: .seconds(3600), request: request)
+        return response
+    }
+
+    private func signIn(_ request: Request) async throws -> Response {
+        var request = request
+        let fields = try await Self.formFields(&request)
+        let expected = ConsoleSessions.cookie(ConsoleSessions.signInCookieName, in: request) ?? ""
+        guard !expected.isEmpty, ConsoleSessions.tokensMatch(fields["csrf"], expected) else {
+            return signInPage(request, error: "The form expired; sign in again.", status: .forbidden)
+        }
+        let key = (fields["key"] ?? "").trimmingCharacters(in: .whitespaces)
+        guard APIKeySecret.isWellFormed(key) else {
+            return signInPage(request, error: "That is not a Retract API key: rk_ and 43 characters.", status: .unauthorized)
+        }
+        let record = try await health.whileUp { try await store.apiKey(hash: APIKeySecret.hash(key)) }
+        guard let record, APIKeySecret.constantTimeEqual(record.keyHash, APIKeySecret.hash(key)), record.revokedAt == nil else {
+            return signInPage(request, error: "Unknown or revoked API key.", status: .unauthorized)
+        }
+        let caller = Caller(key: record)
+        guard (try? caller.require(.read)) != nil else {
+            return signInPage(request, error: "This key lacks the read scope, which the console needs.", status: .forbidden)
+        }
+        var response = Self.redirect(to: Self.safeNext(fields["next"]))
+        response.headers[values: .setCookie] = [
+            try await sessions.start(for: record, request: request),
+            ConsoleSessions.setCookie(ConsoleSessions.signInCookieName, "", maxAge: .zero, request: request),
+        ]
+        logger.info("console sign-in", metadata: ["key": "\(caller.actor)"])
+        return response
+    }
+
+    /// Where to go after sign-in: a console path, never another site.
+    static func safeNext(_ given: String?) -> String {
+        guard let given, given.hasPrefix("/console/"), !given.hasPrefix("//"), !given.contains("\\"), given.utf8.count <= 2000,
+            !given.unicodeScalars.contains(where: { $0.value < 0x20 })
+        else { return "/console/notifications" }
+        return given
+    }
+
+    // MARK: - Page and form plumbing
+
+    /// A GET page for a signed-in browser; others are sent to sign in. Errors
+    /// become a page saying what went wrong.
+    private func page(_ request: Request, _ handler: (ConsoleSessions.SignedIn) async throws -> Response) async throws -> Response {
+        do {
+            let signedIn = try await health.whileUp { try await sessions.signedIn(request) }
+            guard let signedIn else {
+                let next = request.uri.path + (request.uri.query.map { "?\($0)" } ?? "")
+                return Self.redirect(to: "/console/sign-in?next=\(Self.percentEncoded(next))")
+            }
+            return try await handler(signedIn)
+        } catch {
+            return problemPage(for: error, session: nil)
+        }
+    }
+
+    /// A POSTed form: signed in, with the session's token; the handler gets its fields.
+    private func form(
+        _ request: Request, _ handler: (ConsoleSessions.SignedIn, [String: String]) async throws -> Response
+    ) async throws -> Response {
+        do {
+            var readable = request
+            let fields = try await Self.formFields(&readable)
+            let signedIn = try await health.whileUp { try await sessions.signedIn(request) }
+            guard let signedIn else {
+                return pages.problem(.unauthorized, "You are not signed in, or your session ended. Sign in again.", session: nil)
+            }
+            guard ConsoleSessions.tokensMatch(fields["csrf"], signedIn.formToken) else {
+                return pages.problem(.forbidden, "The form's token is missing or stale; reload the page and try again.", session: signedIn)
+            }
+            return try await handler(signedIn, fields)
+        } catch {
+            return problemPage(for: error, session: nil)
+        }
+    }
+
+    private func problemPage(for error: any Error, session: ConsoleSessions.SignedIn?) -> Response {
+        let problem = APIRequestMiddleware.problem(forKnown: error)
+        if problem.kind == .internalError { logger.error("console request failed", metadata: ["error": "\(String(reflecting: error))"]) }
+        return pages.problem(problem.status, problem.detail, session: session)
+    }
+
+    /// The fields of an `application/x-www-form-urlencoded` body.
+    static func formFields(_ request: inout Request) async throws -> [String: String] {
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/x-www-form-urlencoded") else {
+            throw APIProblem(.unsupportedMediaType, "a console form is sent as application/x-www-form-urlencoded")
+        }
+        let body = try await request.collectBody(upTo: maximumFormSize)
+        return parseForm(String(buffer: body))
+    }
+
+    static func parseForm(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ part: Substring) -> String? { part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            guard let name = parts.first.flatMap(decode) else { continue }
+            fields[name] = parts.count == 2 ? decode(parts[1]) ?? "" : ""
+        }
+        return fields
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
+    static func redirect(to location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    static func json(_ value: some Encodable) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: APIJSON.buffer(value)))
+    }
+
+    /// The app named `name` if the signed-in key may touch it; 404 otherwise, as in the API.
+    func app(named name: String, _ signedIn: ConsoleSessions.SignedIn) async throws -> App {
+        guard AppRegistration.isValidName(name), let app = try await engine.app(findingNamed: name), signedIn.caller.mayTouch(appID: app.id)
+        else {
+            throw APIProblem(.notFound, "No app named \"\(name.prefix(80))\" for this API key.")
+        }
+        return app
+    }
+
+    /// The apps the key may touch, by name.
+    func visibleApps(_ signedIn: ConsoleSessions.SignedIn) async throws -> [App] {
+        try await engine.store.apps().filter { signedIn.caller.mayTouch(appID: $0.id) }.sorted { $0.name < $1.name }
+    }
+
+    // MARK: - Retracting
+
+    /// The retraction a form describes: its app, its one reference, a
+    /// reason (required) and a delivery mode (the app's own when empty).
+    private func retractionForm(_ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> RetractionForm {
+        try signedIn.caller.require(.retract)
+        let app = try await app(named: fields["app"] ?? "", signedIn)
+        let reference = try Validate.reference(fields["reference"] ?? "", field: "reference")
+        let reason = (fields["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty else { throw APIProblem.invalid("reason", "a reason is required: it is kept in the audit log") }
+        let checked = try Validate.text(reason, field: "reason", maximumLength: RetractAPI.maximumReasonLength)
+        let modeText = fields["mode"].flatMap { $0.isEmpty ? nil : $0 }
+        let mode = try Validate.mode(modeText, field: "mode") ?? app.retractionMode
+        return RetractionForm(app: app, reference: reference, reason: checked, mode: mode)
+    }
+
+    /// The dry run: how many devices a retraction would reach, shown before the confirm step.
+    private func dryRun(_ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
+        let form = try await retractionForm(fields, signedIn)
+        let (retraction, _) = try await engine.startRetraction(
+            app: form.app, references: [form.reference], requestedBy: signedIn.caller.actor, reason: form.reason, dryRun: true,
+            mode: form.mode)
+        let sendable = retraction.counts.total - retraction.counts.skipped
+        return pages.render(
+            "confirm",
+            ConfirmPage(
+                session: .init(signedIn), app: form.app.name, reference: form.reference.rawValue, reason: form.reason, mode: form.mode.rawValue,
+                modeLabel: ConsoleMode.label(form.mode), devices: sendable, devicesWord: sendable == 1 ? "device" : "devices",
+                skipped: retraction.counts.skipped > 0 ? retraction.counts.skipped : nil,
+                warnings: RetractionWarnings.before(retraction, dialect: form.app.dialect),
+                back: ConsoleLinks.notification(app: form.app.name, reference: form.reference.rawValue)))
+    }
+
+    private func retract(_ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
+        let form = try await retractionForm(fields, signedIn)
+        if settings.mode.runsWorkers { try engine.checkCredentials(of: form.app) }
+        let (retraction, _) = try await engine.startRetraction(
+            app: form.app, references: [form.reference], requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode)
+        logger.notice(
+            "console retraction", metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])
+        return Self.redirect(to: "/console/retractions/\(retraction.id.uuidString.lowercased())")
+    }
+
+    // MARK: - A retraction
+
+    /// The retraction with `id`, when the key may read it; 404 otherwise.
+    func visibleRetraction(_ id: String, _ signedIn: ConsoleSessions.SignedIn) async throws -> (RetractionStatus, App) {
+        try await RetractAPI.retraction(id, for: signedIn.caller, engine: engine)
+    }
+
+    private func retraction(_ id: String, _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
+        let (status, app) = try await visibleRetraction(id, signedIn)
+        return pages.render("retraction", RetractionPage(status, app: app, session: .init(signedIn)))
+    }
+
+    /// Server-sent events: the progress now, then whenever it changes, until
+    /// the retraction ends or a minute passes (the browser reconnects by itself).
+    private func events(_ id: String, _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
+        let (first, _) = try await visibleRetraction(id, signedIn)
+        let engine = self.engine
+        let uuid = first.retraction.id
+        let body = ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
+            var last: ConsoleProgress?
+            let until = ContinuousClock.now + .seconds(60)
+            var status = first
+            while !Task.isCancelled {
+                let progress = ConsoleProgress(status)
+                if progress != last {
+                    var event = ByteBuffer(string: "data: ")
+                    event.writeImmutableBuffer(APIJSON.buffer(progress))
+                    event.writeString("\n\n")
+                    try await writer.write(event)
+                    last = progress
+                }
+                if progress.finished || ContinuousClock.now >= until { break }
+                try await Task.sleep(for: .milliseconds(500))
+                status = try await engine.status(of: uuid)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store", .init("X-Accel-Buffering")!: "no"],
+            body: body)
+    }
+}
+
+/// A retraction form, checked.
+struct RetractionForm: Sendable {
+    var app: App
+    var reference: ReferenceID
+    var reason: String
+    var mode: RetractionMode
+}
+
+extension APIRequestMiddleware {
+    /// What an error means to a person, for errors whose meaning does not depend on the route.
+    static func problem(forKnown error: any Error) -> APIProblem {
+        switch error {
+        case let problem as APIProblem: problem
+        case let error as RetractError: problem(for: error)
+        case let error as StoreError: problem(for: error)
+        case is NIOTooManyBytesError: APIProblem(.payloadTooLarge, "the form is too large")
+        default: APIProblem(.internalError, "an internal error; the server's log has it")
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+import RetractCore
+import RetractStore
+
+// What each console template shows, ready to print: the templates hold no logic
+// beyond sections, and everything they print is escaped.
+
+/// The signed-in key, in the page's bar.
+struct SessionView: Sendable {
+    var keyName: String
+    var scopes: String
+    var formToken: String
+    var onNotifications = false
+    var onAudit = false
+
+    init(_ signedIn: ConsoleSessions.SignedIn) {
+        keyName = signedIn.caller.key.name
+        scopes = signedIn.caller.key.scopes.map(\.rawValue).sorted().joined(separator: ", ")
+        formToken = signedIn.formToken
+    }
+}
+
+struct SignInPage: Sendable {
+    var session: SessionView? = nil
+    var formToken: String
+    var next: String
+    var error: String?
+    var sessionHours: Int
+}
+
+struct ProblemPage: Sendable {
+    var session: SessionView?
+    var heading: String
+    var detail: String
+    var back: String
+}
+
+struct ConfirmPage: Sendable {
+    var session: SessionView
+    var app: String
+    var reference: String
+    var reason: String
+    var mode: String
+    var modeLabel: String
+    var devices: Int
+    var devicesWord: String
+    var skipped: Int?
+    var warnings: [String]
+    var back: String
+}
+
+/// The delivery modes, as a person reads them.
+enum ConsoleMode {
+    static func label(_ mode: RetractionMode) -> String {
+        switch mode {
+        case .background: "background (a silent push the app handles)"
+        case .serviceExtension: "service-extension (an alert the app's extension removes; reaches force-quit apps)"
+        case .replace: "replace (an alert shown in the original's place)"
+        }
+    }
+
+    struct Option: Sendable {
+        var value: String
+        var label: String
+        var selected: Bool
+    }
+
+    /// The form's choices, the app's own mode first and chosen.
+    static func options(default mode: RetractionMode) -> [Option] {
+        [Option(value: "", label: "the app's default: \(label(mode))", selected: true)]
+            + RetractionMode.allCases.map { Option(value: $0.rawValue, label: label($0), selected: false) }
+    }
+}
+
+/// Times as the console prints them: UTC, to the second.
+enum ConsoleTime {
+    static func text(_ date: Date?) -> String {
+        guard let date else { return "" }
+        return date.formatted(
+            Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false)
+                .timeSeparator(.colon).dateTimeSeparator(.space))
+    }
+
+    /// The value a `datetime-local` input holds: `2026-11-26T13:45`.
+    static func inputValue(_ date: Date?) -> String {
+        guard let date else { return "" }
+        return String(text(date).prefix(16)).replacingOccurrences(of: " ", with: "T")
+    }
+
+    /// A `datetime-local` value (with or without seconds) read as UTC.
+    static func parseInput(_ text: String) -> Date? {
+        let full = text.count == 16 ? text + ":00Z" : text + "Z"
+        return try? Date(full, strategy: .iso8601)
+    }
+}
+
+enum ConsoleLinks {
+    static func notification(app: String, reference: String) -> String {
+        "/console/notification?app=\(Console.percentEncoded(app))&reference=\(Console.percentEncoded(reference))"
+    }
+}
+
+/// A retraction's progress, as the page shows it and the events carry it.
+struct ConsoleProgress: Encodable, Equatable, Sendable {
+    struct Failure: Encodable, Equatable, Sendable {
+        var reason: String
+        var count: Int
+    }
+
+    var state: String
+    var total: Int
+    var sent: Int
+    var dead: Int
+    var failed: Int
+    var pending: Int
+    var settled: Int
+    /// Devices settled per second since sending started.
+    var rate: Double?
+    var rateText: String
+    var etaSeconds: Int?
+    var etaText: String
+    var line: String
+    var failures: [Failure]
+    var failure: String?
+    var finished: Bool
+
+    init(_ status: RetractionStatus, now: Date = Date()) {
+        let retraction = status.retraction
+        self.init(
+            state: retraction.state, counts: retraction.counts, dryRun: retraction.dryRun, createdAt: retraction.createdAt,
+            startedAt: retraction.startedAt, finishedAt: retraction.finishedAt, failure: retraction.failure,
+            waitingReason: retraction.waitingReason, failures: status.failures, now: now)
+    }
+
+    init(
+        state: Retraction.State, counts: RetractionCounts, dryRun: Bool, createdAt: Date, startedAt: Date?, finishedAt: Date?,
+        failure: String?, waitingReason: String?, failures: [String: Int], now: Date
+    ) {
+        self.state = state.rawValue
+        total = counts.total
+        sent = counts.sent
+        dead = counts.dead
+        failed = counts.failed
+        pending = counts.pending
+        settled = counts.sent + counts.dead + counts.failed
+        self.failure = failure
+        finished = state == .done || state == .failed
+        self.failures = failures.map { Failure(reason: $0.key, count: $0.value) }.sorted { ($1.count, $0.reason) < ($0.count, $1.reason) }
+        let elapsed = (finishedAt ?? now).timeIntervalSince(startedAt ?? createdAt)
+        let sentHere = settled - counts.skipped
+        rate = elapsed > 0 && sentHere > 0 && startedAt != nil ? Double(sentHere) / elapsed : nil
+        rateText = rate.map { "\(Int($0.rounded())) devices/s" } ?? "–"
+        if !finished, pending > 0, let rate, rate > 0 {
+            etaSeconds = Int((Double(pending) / rate).rounded(.up))
+        }
+        etaText = finished ? "done" : etaSeconds.map(Self.duration) ?? "–"
+        if dryRun {
+            line = "A dry run: \(total) devices counted, nothing sent."
+        } else if finished {
+            line = "Finished: \(sent) sent, \(dead) dead, \(failed) failed of \(total)."
+        } else if counts.waiting > 0, let reason = waitingReason {
+            line = "\(counts.waiting) waiting for the push service: \(reason)"
+        } else {
+            line = "\(settled) of \(total) settled."
+        }
+    }
+
+    static func duration(_ seconds: Int) -> String {
+        if seconds < 60 { return "\(seconds) s" }
+        if seconds < 3600 { return "\(seconds / 60) min \(seconds % 60) s" }
+        return "\(seconds / 3600) h \(seconds / 60 % 60) min"
+    }
+}
+
+struct RetractionPage: Sendable {
+    var session: SessionView
+    var id: String
+    var shortID: String
+    var app: String
+    var target: String
+    var mode: String
+    var requestedBy: String
+    var reason: String
+    var createdAt: String
+    var dryRun: Bool
+    var live: Bool
+    var progress: ConsoleProgress
+    var notificationLink: String?
+
+    init(_ status: RetractionStatus, app: App, session: SessionView) {
+        let retraction = status.retraction
+        self.session = session
+        id = retraction.id.uuidString.lowercased()
+        shortID = String(id.prefix(8))
+        self.app = app.name
+        if let selector = retraction.selector {
+            target = "\(selector.kind.rawValue) \(selector.value)"
+        } else {
+            target = retraction.references.map(\.rawValue).joined(separator: ", ")
+        }
+        mode = retraction.mode.rawValue
+        requestedBy = retraction.requestedBy
+        reason = retraction.reason ?? ""
+        createdAt = ConsoleTime.text(retraction.createdAt)
+        dryRun = retraction.dryRun
+        progress = ConsoleProgress(status)
+        live = !progress.finished
+        if retraction.selector == nil, retraction.references.count == 1, let only = retraction.references.first {
+            notificationLink = ConsoleLinks.notification(app: app.name, reference: only.rawValue)
+        }
+    }
+}

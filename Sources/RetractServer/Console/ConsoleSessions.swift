@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import RetractStore
+
+/// How the console signs a browser in: the API key is checked once and kept
+/// server-side (its id, in the ledger); the browser holds a random session id
+/// in an HttpOnly, SameSite=Strict cookie (Secure when the request came over
+/// TLS), and every form carries the session's own token.
+struct ConsoleSessions: Sendable {
+    /// How long a sign-in lasts.
+    static let lifetime: Duration = .seconds(8 * 3600)
+    static let cookieName = "retract_console"
+    /// Before sign-in, the sign-in form's token is checked against this cookie (double submit).
+    static let signInCookieName = "retract_console_signin"
+
+    let store: RetractStore
+
+    /// A signed-in browser: the key it signed in with, as the ledger has it now.
+    struct SignedIn: Sendable {
+        var caller: Caller
+        var formToken: String
+        var sessionHash: [UInt8]
+    }
+
+    /// The session the request's cookie names, if it is current and its key
+    /// is not revoked.
+    func signedIn(_ request: Request) async throws -> SignedIn? {
+        guard let id = Self.cookie(Self.cookieName, in: request), Self.isWellFormedSecret(id) else { return nil }
+        let hash = Self.hash(id)
+        guard let session = try await store.consoleSession(idHash: hash), session.key.revokedAt == nil else { return nil }
+        return SignedIn(caller: Caller(key: session.key), formToken: session.formToken, sessionHash: hash)
+    }
+
+    /// Keeps a new session for `key`: the cookie to set.
+    func start(for key: APIKeyRecord, request: Request) async throws -> String {
+        let id = Self.randomSecret()
+        let expires = Date().addingTimeInterval(Self.lifetime.inSeconds)
+        try await store.createConsoleSession(idHash: Self.hash(id), keyID: key.id, formToken: Self.randomSecret(), expiresAt: expires)
+        return Self.setCookie(Self.cookieName, id, maxAge: Self.lifetime, request: request)
+    }
+
+    func end(_ signedIn: SignedIn, request: Request) async throws -> String {
+        try await store.deleteConsoleSession(idHash: signedIn.sessionHash)
+        return Self.setCookie(Self.cookieName, "", maxAge: .zero, request: request)
+    }
+
+    // MARK: - Cookies and tokens
+
+    /// 256 random bits, base64url: 43 characters.
+    static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64URLEncodedString()
+    }
+
+    static func isWellFormedSecret(_ text: String) -> Bool {
+        text.utf8.count == 43
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+            }
+    }
+
+    static func hash(_ secret: String) -> [UInt8] { Array(SHA256.hash(data: Data(secret.utf8))) }
+
+    /// Whether a form's token is the expected one, in time that does not depend on where they differ.
+    static func tokensMatch(_ given: String?, _ expected: String) -> Bool {
+        guard let given else { return false }
+        return APIKeySecret.constantTimeEqual(Array(SHA256.hash(data: Data(given.utf8))), Array(SHA256.hash(data: Data(expected.utf8))))
+    }
+
+    /// The value of cookie `name` in the request's `Cookie` headers.
+    static func cookie(_ name: String, in request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name else { continue }
+                return parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+
+    /// Whether the browser reached the console over TLS: Retract serves
+    /// plain HTTP, so TLS ends at a proxy in front, which says so.
+    static func isTLS(_ request: Request) -> Bool {
+        if request.headers[.init("X-Forwarded-Proto")!]?.lowercased() == "https" { return true }
+        if let forwarded = request.headers[.init("Forwarded")!]?.lowercased() {
+            return forwarded.split(separator: ";").contains { $0.trimmingCharacters(in: .whitespaces) == "proto=https" }
+        }
+        return request.uri.scheme == .https
+    }
+
+    static func setCookie(_ name: String, _ value: String, maxAge: Duration, request: Request) -> String {
+        var cookie = "\(name)=\(value); Path=/console; Max-Age=\(Int(maxAge.inSeconds)); HttpOnly; SameSite=Strict"
+        if isTLS(request) { cookie += "; Secure" }
+        return cookie
+    }
+}

@@ -1,0 +1,220 @@
+"""The moderation console in a real browser (headless Chromium through
+Selenium), as a moderator and as a support person who may only look.
+
+Run by scripts/console-test, which starts `retract serve`, the APNs simulator
+and PostgreSQL, records the notifications below and passes:
+
+  CONSOLE_BASE   the server's base URL
+  MODERATOR_KEY  a key with read and retract for the apps newsroom and chat
+  VIEWER_KEY     a key with read only, for newsroom
+  SCREENSHOTS    a folder for the screenshots docs/console.md shows
+"""
+
+import json
+import os
+import sys
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+BASE = os.environ["CONSOLE_BASE"]
+MODERATOR_KEY = os.environ["MODERATOR_KEY"]
+VIEWER_KEY = os.environ["VIEWER_KEY"]
+SHOTS = os.environ["SCREENSHOTS"]
+
+WRONG = "breaking-2026-11-26-wrong"
+WRONG_DEVICES = 500
+REASON = "Sent to the wrong segment: pulled by trust and safety"
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def shot(driver, name):
+    # The whole page, not only the window: as tall as its content.
+    height = driver.execute_script("return Math.max(document.body.scrollHeight, 400)")
+    width = driver.execute_script("return window.innerWidth")
+    driver.set_window_size(max(width, 360), min(height + 140, 4000))
+    driver.save_screenshot(os.path.join(SHOTS, name))
+
+
+def every_field_is_labelled(driver, page):
+    """Each visible form control has a <label for=...> or an aria-label."""
+    for control in driver.find_elements(By.CSS_SELECTOR, "input:not([type=hidden]), select, textarea"):
+        identifier = control.get_attribute("id")
+        labelled = bool(control.get_attribute("aria-label")) or (
+            identifier and driver.find_elements(By.CSS_SELECTOR, 'label[for="%s"]' % identifier))
+        check(labelled, "%s: a control without a label: %s" % (page, control.get_attribute("outerHTML")[:120]))
+
+
+def sign_in(driver, key, wait):
+    driver.get(BASE + "/console/sign-in")
+    field = wait.until(EC.presence_of_element_located((By.ID, "key")))
+    field.send_keys(key)
+    # By keyboard: Enter submits the form.
+    field.send_keys(Keys.ENTER)
+    wait.until(EC.presence_of_element_located((By.ID, "key-name")))
+
+
+def post_from_page(driver, path, fields):
+    """POSTs a form from the page's own origin, with the session's form token,
+    as a person editing the page could; returns the status."""
+    return driver.execute_async_script(
+        """
+        const [path, fields, done] = arguments;
+        const token = document.querySelector('input[name=csrf]').value;
+        const body = new URLSearchParams(Object.assign({csrf: token}, fields));
+        fetch(path, {method: 'POST', body, credentials: 'same-origin', redirect: 'manual'})
+            .then(r => done(r.status)).catch(e => done('error ' + e));
+        """, path, fields)
+
+
+def moderator_takes_back_the_broadcast(driver, wait):
+    driver.get(BASE + "/console")
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+    check("/console/sign-in" in driver.current_url, "an unsigned browser is not sent to sign in: %s" % driver.current_url)
+    every_field_is_labelled(driver, "sign-in")
+    shot(driver, "sign-in.png")
+
+    # A wrong key is refused, saying so.
+    field = driver.find_element(By.ID, "key")
+    field.send_keys("rk_" + "x" * 43)
+    field.send_keys(Keys.ENTER)
+    error = wait.until(EC.presence_of_element_located((By.ID, "sign-in-error")))
+    check("Unknown or revoked" in error.text, "wrong key: %r" % error.text)
+
+    sign_in(driver, MODERATOR_KEY, wait)
+    check(driver.find_element(By.ID, "key-name").text == "trust-and-safety", "signed in as someone else")
+    # The session cookie is not readable by scripts (HttpOnly).
+    check("retract_console=" not in driver.execute_script("return document.cookie"), "the session cookie is readable by scripts")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
+    check(len(rows) == 3, "the list shows %d notifications, not the 3 recorded" % len(rows))
+    every_field_is_labelled(driver, "notifications")
+    shot(driver, "notifications.png")
+
+    # Search: the app and part of the day.
+    Select(driver.find_element(By.ID, "app")).select_by_visible_text("newsroom")
+    driver.find_element(By.ID, "reference").send_keys(WRONG)
+    driver.find_element(By.ID, "search").click()
+    wait.until(EC.url_contains("reference="))
+    rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
+    check(len(rows) == 1, "the search found %d rows" % len(rows))
+    cells = rows[0].find_elements(By.TAG_NAME, "td")
+    check(cells[0].text == WRONG and cells[2].text == str(WRONG_DEVICES), "the row: %r" % [c.text for c in cells])
+    check("campaign evening-alert" in cells[5].text, "the campaign is not shown: %r" % cells[5].text)
+
+    rows[0].find_element(By.CSS_SELECTOR, "a.reference").click()
+    wait.until(EC.presence_of_element_located((By.ID, "device-count")))
+    check(driver.find_element(By.ID, "device-count").text == str(WRONG_DEVICES), "device count on the page")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "#devices tbody tr")) == 50, "the first 50 devices are listed")
+    every_field_is_labelled(driver, "notification")
+
+    # A reason is required: the browser will not send the form without one.
+    driver.find_element(By.ID, "dry-run").click()
+    check(driver.find_elements(By.ID, "retract-form"), "the form was sent without a reason")
+    driver.find_element(By.ID, "reason").send_keys(REASON)
+    shot(driver, "notification.png")
+    driver.find_element(By.ID, "dry-run").click()
+    count = wait.until(EC.presence_of_element_located((By.ID, "dry-run-devices")))
+    check(count.text == str(WRONG_DEVICES), "the dry run counts %s devices" % count.text)
+    shot(driver, "confirm.png")
+
+    driver.find_element(By.ID, "confirm").click()
+    wait.until(EC.presence_of_element_located((By.ID, "progress")))
+    check("/console/retractions/" in driver.current_url, "not on the retraction's page: %s" % driver.current_url)
+    # The page follows the retraction live (the script sets data-finished from the events).
+    WebDriverWait(driver, 120).until(
+        lambda d: d.find_element(By.ID, "progress").get_attribute("data-finished") == "true")
+    sent = driver.find_element(By.CSS_SELECTOR, '[data-field="sent"]').text
+    state = driver.find_element(By.CSS_SELECTOR, '[data-field="state"]').text
+    check(state == "done" and sent == str(WRONG_DEVICES), "the retraction ended %s with %s sent" % (state, sent))
+    check(driver.find_element(By.ID, "progress-bar").get_attribute("value") == str(WRONG_DEVICES), "the bar is not full")
+    shot(driver, "retraction.png")
+    retraction_url = driver.current_url
+
+    # A form without the session's token is refused.
+    check(post_from_page(driver, "/console/retract", {"csrf": "", "app": "newsroom", "reference": WRONG, "reason": "x"}) == 403,
+          "a form without its token was not refused")
+
+    # The audit log: who, what, why, with the key's name; the dry run too.
+    driver.find_element(By.LINK_TEXT, "Audit").click()
+    wait.until(EC.presence_of_element_located((By.ID, "audit")))
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#audit tbody tr")]
+    ours = [row for row in rows if "trust-and-safety" in row and REASON in row and "retraction.created" in row]
+    check(len(ours) == 2, "the audit log has %d entries of the moderator's dry run and retraction: %r" % (len(ours), rows))
+    check(any("dry run" in row for row in ours), "the dry run is not marked in the audit log: %r" % ours)
+    link = driver.find_element(By.CSS_SELECTOR, '#audit a[href="%s"]' % retraction_url.replace(BASE, ""))
+    check(link is not None, "the audit entry does not link the retraction")
+    every_field_is_labelled(driver, "audit")
+    shot(driver, "audit.png")
+
+    # On a phone's width: nothing wider than the screen except inside a scrolling table.
+    driver.set_window_size(390, 844)
+    driver.get(BASE + "/console/notifications")
+    wait.until(EC.presence_of_element_located((By.ID, "notifications")))
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    check(overflow <= 1, "the page is %dpx wider than a phone's screen" % overflow)
+    shot(driver, "notifications-phone.png")
+    driver.set_window_size(1280, 900)
+
+    # Sign out ends the session on the server.
+    driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+    driver.get(BASE + "/console/notifications")
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+    check("/console/sign-in" in driver.current_url, "still signed in after signing out")
+
+
+def viewer_may_only_look(driver, wait):
+    sign_in(driver, VIEWER_KEY, wait)
+    rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
+    # Only newsroom's two: the chat app is not this key's.
+    check(len(rows) == 2, "a newsroom-only key sees %d notifications" % len(rows))
+    check(all("msg-77" not in row.text for row in rows), "another app's notification is shown")
+    driver.get(BASE + "/console/notification?app=newsroom&reference=breaking-2026-11-26")
+    wait.until(EC.presence_of_element_located((By.ID, "device-count")))
+    check(not driver.find_elements(By.ID, "dry-run"), "a key without retract sees the Retract form")
+    check(driver.find_elements(By.ID, "no-retract"), "the page does not say why there is no Retract button")
+    for path in ("/console/dry-run", "/console/retract"):
+        status = post_from_page(
+            driver, path, {"app": "newsroom", "reference": "breaking-2026-11-26", "reason": "trying anyway"})
+        check(status == 403, "%s by a key without retract answered %s, not 403" % (path, status))
+    driver.get(BASE + "/console/notification?app=chat&reference=msg-77")
+    check("Not found" in driver.find_element(By.TAG_NAME, "h1").text, "another app's notification page is shown")
+
+
+def main():
+    driver = browser()
+    wait = WebDriverWait(driver, 20)
+    try:
+        moderator_takes_back_the_broadcast(driver, wait)
+        viewer_may_only_look(driver, wait)
+    except Exception:
+        driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
+        print("console test failed at %s; screenshot %s" % (driver.current_url, os.path.join(SHOTS, "failure.png")), file=sys.stderr)
+        raise
+    finally:
+        driver.quit()
+    print("console test: moderator retracted %d devices, viewer refused; screenshots in %s" % (WRONG_DEVICES, SHOTS))
+
+
+if __name__ == "__main__":
+    main()
