@@ -37,7 +37,7 @@ package struct Migration: Hashable, Sendable {
         Migration(
             version: 8, name: "0008_work_notifications.sql",
             sql: String(decoding: PackageResources._008_work_notifications_sql, as: UTF8.self)),
-        // 0009 belongs to work not merged here yet; the runner applies whatever is missing, in order.
+        Migration(version: 9, name: "0009_webhooks.sql", sql: String(decoding: PackageResources._009_webhooks_sql, as: UTF8.self)),
         Migration(version: 10, name: "0010_console.sql", sql: String(decoding: PackageResources._010_console_sql, as: UTF8.self)),
         Migration(
             version: 11, name: "0011_console_sessions.sql",

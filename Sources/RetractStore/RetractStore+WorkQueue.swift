@@ -338,5 +338,5 @@ extension DeviceToken {
 
 extension Duration {
     /// Whole milliseconds, as SQL intervals take them here.
-    fileprivate var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
