@@ -269,8 +269,10 @@ package final class RetractEngine: Sendable {
         guard let retraction else { throw RetractError(.unknownRetraction, "no retraction \(id.uuidString.lowercased())") }
         let failures = try await RetractError.store { () async throws(StoreError) in try await store.retractionFailures(id: id) }
         let dialect = try await app(id: retraction.appID)?.dialect ?? .canonical
+        let webhook = try await RetractError.store { () async throws(StoreError) in try await store.webhookDelivery(retractionID: id) }
         return RetractionStatus(
-            retraction: retraction, failures: failures, warnings: RetractionWarnings.before(retraction, dialect: dialect))
+            retraction: retraction, failures: failures, warnings: RetractionWarnings.before(retraction, dialect: dialect),
+            webhook: webhook)
     }
 }
 
@@ -295,11 +297,14 @@ package struct RetractionStatus: Sendable, Hashable {
     package var failures: [String: Int]
     /// What its app's dialect costs it (``RetractionWarnings/before(_:dialect:)``).
     package var warnings: [String]
+    /// Its completion webhook, if one was queued.
+    package var webhook: WebhookDelivery?
 
-    package init(retraction: Retraction, failures: [String: Int], warnings: [String] = []) {
+    package init(retraction: Retraction, failures: [String: Int], warnings: [String] = [], webhook: WebhookDelivery? = nil) {
         self.retraction = retraction
         self.failures = failures
         self.warnings = warnings
+        self.webhook = webhook
     }
 
     package var isFinished: Bool { retraction.state == .done || retraction.state == .failed }

@@ -54,6 +54,8 @@ package struct RetractionView: Encodable, Sendable {
     package var finishedAt: Date?
     /// How long the CLI followed it, when it did.
     package var seconds: Double?
+    /// Its completion webhook, when its app has one and it has ended.
+    package var webhook: WebhookView?
 
     package init(_ status: RetractionStatus, app: String, seconds: Double? = nil) {
         let retraction = status.retraction
@@ -97,5 +99,6 @@ package struct RetractionView: Encodable, Sendable {
         startedAt = retraction.startedAt
         finishedAt = retraction.finishedAt
         self.seconds = seconds
+        webhook = status.webhook.map(WebhookView.init)
     }
 }

@@ -30,6 +30,8 @@ package final class RetractionWorker: Sendable {
     /// splits and finishes, and a window that grew (the engine's, shared by
     /// its workers).
     private let wake: WakeSignal
+    /// Delivers completion webhooks beside the lanes, when given a sender.
+    private let webhooks: WebhookCourier?
 
     /// What a work item needs to know of its retraction.
     private struct Job: Sendable {
@@ -37,13 +39,16 @@ package final class RetractionWorker: Sendable {
         var app: App
     }
 
-    package init(engine: RetractEngine, name: String = RetractionWorker.defaultName) {
+    /// - Parameter webhooks: what POSTs completion webhooks; without it,
+    ///   this worker leaves them to others.
+    package init(engine: RetractEngine, name: String = RetractionWorker.defaultName, webhooks: WebhookSender? = nil) {
         store = engine.store
         settings = engine.settings
         logger = engine.logger
         sender = engine.sender
         wake = engine.sender.wake
         self.name = name
+        self.webhooks = webhooks.map { WebhookCourier(engine: engine, sender: $0, worker: name) }
     }
 
     /// `host:pid`, unique among running processes.
@@ -62,6 +67,7 @@ package final class RetractionWorker: Sendable {
     package func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listen() }
+            if let webhooks { group.addTask { await webhooks.run { !self.isDraining } } }
             await withTaskGroup(of: Void.self) { lanes in
                 for index in 0..<settings.lanes {
                     lanes.addTask {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import RetractCore
 
 /// An answer that is not a success, as `application/problem+json` (RFC 9457)
 /// with a stable `type` a caller can switch on, and the offending field when

@@ -30,6 +30,8 @@ struct RetractAPI: Sendable {
         var caller: Caller
         var idempotencyKey: String?
         var partialWork: [UInt8]? = nil
+        /// The `{name}` of the path, for the routes under `/v1/apps/{name}`.
+        var appName: String? = nil
     }
 
     /// A POST that stopped on an error after doing part of its work: the
@@ -73,6 +75,14 @@ struct RetractAPI: Sendable {
         post(router, "/v1/deliveries") { try await record($0) }
         post(router, "/v1/notifications") { try await send($0) }
         post(router, "/v1/retractions") { try await retract($0) }
+        post(router, "/v1/apps/:name/webhook") { try await setWebhook($0) }
+        delete(router, "/v1/apps/:name/webhook") { request, context in
+            let key = try APIKeySecret.bearer(in: request)
+            return try await health.whileUp {
+                let caller = try await authenticate(key, context: context)
+                return try await removeWebhook(appName: context.parameters.get("name") ?? "", caller: caller)
+            }
+        }
         get(router, "/v1/retractions/:id") { request, context in
             let key = try APIKeySecret.bearer(in: request)
             return try await health.whileUp {
@@ -97,6 +107,13 @@ struct RetractAPI: Sendable {
         router.get(RouterPath(path), use: handler)
     }
 
+    private func delete(
+        _ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (Request, APIContext) async throws -> Response
+    ) {
+        routes.add(.delete, path)
+        router.delete(RouterPath(path), use: handler)
+    }
+
     /// A POST: a missing or malformed key is refused before anything else;
     /// the key is looked up next, while the database is known to be up, so
     /// an unknown key is refused before its body is read; the body is read
@@ -110,7 +127,8 @@ struct RetractAPI: Sendable {
             let caller = try await health.whileUp { try await authenticate(key, context: context) }
             var request = request
             let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
-            let input = PostInput(body: body, caller: caller, idempotencyKey: try Self.idempotencyKey(in: request))
+            let input = PostInput(
+                body: body, caller: caller, idempotencyKey: try Self.idempotencyKey(in: request), appName: context.parameters.get("name"))
             return try await idempotent(request, input: input, handler)
         }
     }

@@ -79,7 +79,9 @@ package struct RetractServer: Service {
             MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger),
             CredentialReloadService(engine: engine),
         ]
-        let worker = RetractionWorker(engine: engine)
+        // The workers deliver the completion webhooks too, beside their lanes.
+        let webhooks: WebhookSender? = try settings.mode.runsWorkers ? WebhookSender(settings: settings.webhooks, logger: logger) : nil
+        let worker = RetractionWorker(engine: engine, webhooks: webhooks)
         if settings.mode.runsWorkers { services.append(WorkerService(worker: worker)) }
         services.append(application)
         if settings.mode.runsWorkers { services.append(DrainSignal(worker: worker)) }
@@ -88,7 +90,13 @@ package struct RetractServer: Service {
         logger.notice(
             "retract serve starting",
             metadata: ["host": "\(settings.host)", "port": "\(settings.port)", "mode": "\(settings.mode.rawValue)"])
-        try await ServiceGroup(configuration: configuration).run()
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch {
+            await webhooks?.shutdown()
+            throw error
+        }
+        await webhooks?.shutdown()
         logger.notice("retract serve stopped")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RetractCore
 
 /// What `retract serve` runs.
 package enum ServeMode: String, CaseIterable, Sendable {
@@ -35,6 +36,12 @@ package struct ServerSettings: Sendable {
     /// The folder credential files named over the API must be in; none
     /// means `POST /v1/apps` takes no credential files.
     package var credentialsDirectory: String?
+    /// The hosts (`host`, or `host:port`) an app's completion webhook may be
+    /// sent to; none by default, so no webhook can be set until the
+    /// operator allows its host.
+    package var allowedWebhookHosts: [String]
+    /// How webhooks are sent and retried, by the workers of this process.
+    package var webhooks: WebhookSettings
 
     /// Apple's APNs hosts and Google's FCM hosts.
     package static let pushServiceHosts = [
@@ -51,7 +58,9 @@ package struct ServerSettings: Sendable {
         healthInterval: Duration = .seconds(1),
         retentionInterval: Duration = .seconds(3600),
         allowedEndpoints: [String] = ServerSettings.pushServiceHosts,
-        credentialsDirectory: String? = nil
+        credentialsDirectory: String? = nil,
+        allowedWebhookHosts: [String] = [],
+        webhooks: WebhookSettings = WebhookSettings()
     ) {
         self.host = host
         self.port = port
@@ -62,6 +71,8 @@ package struct ServerSettings: Sendable {
         self.retentionInterval = retentionInterval
         self.allowedEndpoints = allowedEndpoints
         self.credentialsDirectory = credentialsDirectory
+        self.allowedWebhookHosts = allowedWebhookHosts
+        self.webhooks = webhooks
     }
 
     /// The first setting that cannot work, naming its flag, or nil.
@@ -71,6 +82,9 @@ package struct ServerSettings: Sendable {
         if drainTimeout < .zero || drainTimeout > .seconds(3600) { return "--drain-timeout: 0 to 3600 seconds" }
         if let bad = allowedEndpoints.first(where: { EndpointAllowList.Entry($0) == nil }) {
             return "--allowed-endpoint \(bad.prefix(100)): a host name or address, optionally with :PORT"
+        }
+        if let bad = allowedWebhookHosts.first(where: { EndpointAllowList.Entry($0) == nil }) {
+            return "--allowed-webhook-host \(bad.prefix(100)): a host name or address, optionally with :PORT"
         }
         if let directory = credentialsDirectory {
             var isDirectory: ObjCBool = false

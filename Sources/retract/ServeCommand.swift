@@ -62,6 +62,13 @@ struct ServeCommand: AsyncParsableCommand {
     var allowedEndpoints: [String] = []
 
     @Option(
+        name: .customLong("allowed-webhook-host"),
+        help: ArgumentHelp(
+            "A host (HOST or HOST:PORT) an app's completion webhook may be sent to; repeatable. None by default, so no webhook can be set. RETRACT_ALLOWED_WEBHOOK_HOSTS (comma-separated) when not given.",
+            valueName: "HOST[:PORT]"))
+    var allowedWebhookHosts: [String] = []
+
+    @Option(
         name: .customLong("credentials-dir"),
         help: ArgumentHelp(
             "The folder credential files named over the API (POST /v1/apps) must be in; RETRACT_CREDENTIALS_DIR. Without it, the API takes no credential files.",
@@ -123,14 +130,19 @@ struct ServeCommand: AsyncParsableCommand {
             maxBodySize, "RETRACT_MAX_BODY_SIZE", "--max-body-size", environment, settings.maxBodySize, 1024...(64 << 20))
         settings.drainTimeout = .seconds(
             try Self.number(drainTimeout, "RETRACT_DRAIN_TIMEOUT", "--drain-timeout", environment, 25, 0...3600))
-        if !allowedEndpoints.isEmpty {
-            settings.allowedEndpoints = allowedEndpoints
-        } else if let list = environment["RETRACT_ALLOWED_ENDPOINTS"], !list.isEmpty {
-            settings.allowedEndpoints = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        }
+        settings.allowedEndpoints = Self.hosts(allowedEndpoints, "RETRACT_ALLOWED_ENDPOINTS", environment) ?? settings.allowedEndpoints
+        settings.allowedWebhookHosts =
+            Self.hosts(allowedWebhookHosts, "RETRACT_ALLOWED_WEBHOOK_HOSTS", environment) ?? settings.allowedWebhookHosts
         settings.credentialsDirectory = credentialsDirectory ?? environment["RETRACT_CREDENTIALS_DIR"].flatMap { $0.isEmpty ? nil : $0 }
         if let problem = settings.problem { throw RetractError(.invalidInput, problem) }
         return settings
+    }
+
+    /// Hosts from a repeated flag, else from its comma-separated environment variable; nil when neither is given.
+    private static func hosts(_ flags: [String], _ variable: String, _ environment: [String: String]) -> [String]? {
+        if !flags.isEmpty { return flags }
+        guard let list = environment[variable], !list.isEmpty else { return nil }
+        return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
     /// A number from its flag, else its environment variable, else `fallback`, within `range`.

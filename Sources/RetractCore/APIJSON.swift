@@ -2,15 +2,15 @@ import Foundation
 import NIOCore
 
 /// The one JSON coder setup of the API: ISO 8601 dates, sorted keys, no escaped slashes.
-enum APIJSON {
-    static let encoder: JSONEncoder = {
+package enum APIJSON {
+    package static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }()
 
-    static func buffer(_ value: some Encodable) -> ByteBuffer {
+    package static func buffer(_ value: some Encodable) -> ByteBuffer {
         // Our own response types always encode; a failure here is a bug worth seeing.
         do {
             return ByteBuffer(data: try encoder.encode(value))
