@@ -142,6 +142,12 @@ struct WebhookTests {
                 let delivery = try #require(try await stage.store.webhookDelivery(retractionID: retractionID))
                 #expect(delivery.state == .delivered)
                 #expect(delivery.attempts == 3)
+                // The console's page of the retraction says the same.
+                _ = try await stage.key([.read], apps: [stage.chat], name: "moderator")
+                let session = try await ConsoleTests.session(stage, keyName: "moderator")
+                let page = try await stage.http.call("GET", "/console/retractions/\(id)", headers: ["Cookie": session.cookie])
+                #expect(page.text.contains("Delivered to \(delivery.url) at "), "\(page)")
+                #expect(page.text.contains("UTC after 3 attempts."))
             }
         }
     }

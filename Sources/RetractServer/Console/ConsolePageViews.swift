@@ -186,6 +186,8 @@ struct RetractionPage: Sendable {
     var live: Bool
     var progress: ConsoleProgress
     var notificationLink: String?
+    /// What its completion webhook did, when its app has one and it has ended.
+    var webhook: String?
 
     init(_ status: RetractionStatus, app: App, session: SessionView) {
         let retraction = status.retraction
@@ -207,6 +209,25 @@ struct RetractionPage: Sendable {
         live = !progress.finished
         if retraction.selector == nil, retraction.references.count == 1, let only = retraction.references.first {
             notificationLink = ConsoleLinks.notification(app: app.name, reference: only.rawValue)
+        }
+        webhook = status.webhook.map(Self.describe)
+    }
+
+    /// A completion webhook's delivery, as a sentence.
+    static func describe(_ delivery: WebhookDelivery) -> String {
+        let answer = [delivery.lastStatus.map { "HTTP \($0)" }, delivery.lastError].compactMap { $0 }.joined(separator: ": ")
+        let last = answer.isEmpty ? "" : "; the last answer: \(answer)"
+        let attempts = delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts"
+        switch delivery.state {
+        case .delivered:
+            return "Delivered to \(delivery.url) at \(ConsoleTime.text(delivery.deliveredAt)) UTC after \(attempts)."
+        case .gaveUp:
+            return "Given up at \(ConsoleTime.text(delivery.gaveUpAt)) UTC after \(attempts) to \(delivery.url)\(last)."
+        case .retrying:
+            let next = delivery.nextAttemptAt.map { ", next at \(ConsoleTime.text($0)) UTC" } ?? ""
+            return "Retrying \(delivery.url): \(attempts) so far\(last)\(next)."
+        case .pending:
+            return "Waiting to be sent to \(delivery.url)."
         }
     }
 }
