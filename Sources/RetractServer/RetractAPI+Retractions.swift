@@ -118,13 +118,7 @@ extension RetractAPI {
         } else {
             throw APIProblem.invalid("app", "missing: this API key is for several apps; name one with ?app=")
         }
-        var limit = Self.defaultFeedPage
-        if let text = query.get("limit") {
-            guard let given = Int(text), (1...Self.maximumFeedPage).contains(given) else {
-                throw APIProblem.invalid("limit", "\"\(text.prefix(20))\": a number from 1 to \(Self.maximumFeedPage)")
-            }
-            limit = given
-        }
+        let limit = try Validate.limit(query.get("limit"), default: Self.defaultFeedPage, maximum: Self.maximumFeedPage)
         var cursor = DeviceFeedCursor.start
         if let text = query.get("since") {
             guard let given = DeviceFeedCursor(encoded: text) else {

@@ -83,19 +83,25 @@ struct RetractAPI: Sendable {
                 return try await removeWebhook(appName: context.parameters.get("name") ?? "", caller: caller)
             }
         }
-        get(router, "/v1/retractions/:id") { request, context in
-            let key = try APIKeySecret.bearer(in: request)
-            return try await health.whileUp {
-                let caller = try await authenticate(key, context: context)
-                return try await status(context.parameters.get("id") ?? "", caller: caller).response
-            }
+        read(router, "/v1/retractions/:id") { _, context, caller in try await status(context.parameters.get("id") ?? "", caller: caller) }
+        read(router, "/v1/devices/:token/retractions") { request, context, caller in
+            try await deviceFeed(context.parameters.get("token") ?? "", query: request.uri.queryParameters, caller: caller)
         }
-        get(router, "/v1/devices/:token/retractions") { request, context in
+        read(router, "/v1/notifications") { request, _, caller in
+            try await notifications(query: request.uri.queryParameters, caller: caller)
+        }
+        read(router, "/v1/audit") { request, _, caller in try await audit(query: request.uri.queryParameters, caller: caller) }
+    }
+
+    /// A GET of the API: the key is checked, then looked up while the database is up.
+    private func read(
+        _ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (Request, APIContext, Caller) async throws -> Answer
+    ) {
+        get(router, path) { request, context in
             let key = try APIKeySecret.bearer(in: request)
             return try await health.whileUp {
                 let caller = try await authenticate(key, context: context)
-                return try await deviceFeed(context.parameters.get("token") ?? "", query: request.uri.queryParameters, caller: caller)
-                    .response
+                return try await handler(request, context, caller).response
             }
         }
     }
