@@ -7,7 +7,7 @@ struct Retract: AsyncParsableCommand {
         abstract: "Take back push notifications that were already delivered.",
         subcommands: [
             MigrateCommand.self, AppsCommand.self, RecordCommand.self, SendCommand.self, NotificationCommand.self, StatusCommand.self,
-            ServeCommand.self, KeysCommand.self, DemoCommand.self, SimulatorCommand.self, Match.self,
+            ServeCommand.self, KeysCommand.self, AuditCommand.self, DemoCommand.self, SimulatorCommand.self, Match.self,
         ]
     )
 }
