@@ -9,7 +9,7 @@ struct Caller: Sendable {
     var key: APIKeyRecord
 
     /// Who did it, for the audit log and the logs: never the key itself.
-    var actor: String { "api-key:\(key.name) (\(key.id.uuidString.lowercased()))" }
+    var actor: String { AuditEntry.apiKeyActor(name: key.name, id: key.id) }
 
     /// An admin key holds every scope.
     func require(_ scope: APIKeyRecord.Scope) throws(APIProblem) {

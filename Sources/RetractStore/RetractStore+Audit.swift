@@ -48,8 +48,11 @@ package struct AuditEntry: Hashable, Sendable {
     /// Why, for a retraction: what its requester gave.
     package var reason: String? { details["reason"] }
 
-    /// How the server names an API key as an actor.
-    package static let apiKeyPrefix = "api-key:"
+    /// How the server names an API key as an actor: `api-key:NAME (id)`,
+    /// which ``keyName`` reads back.
+    package static func apiKeyActor(name: String, id: UUID) -> String { "\(apiKeyPrefix)\(name) (\(id.uuidString.lowercased()))" }
+
+    private static let apiKeyPrefix = "api-key:"
 }
 
 /// Where a page of the audit log ended: after this entry, newest first.

@@ -269,6 +269,7 @@ struct ConsoleTests {
 
     @Test func keyNameIsReadFromAnAPIKeysActorOnly() {
         #expect(AuditEntry(actor: "api-key:mod (x) (8d1f4f2a-3a37-4a53-9d2b-7a4b0d3f6f10)", action: "a").keyName == "mod (x)")
+        #expect(AuditEntry(actor: AuditEntry.apiKeyActor(name: "chat-backend", id: UUID()), action: "a").keyName == "chat-backend")
         #expect(AuditEntry(actor: "retract:late-delivery", action: "a").keyName == nil)
         #expect(AuditEntry(actor: "api-key:mod (not-a-uuid)", action: "a").keyName == nil)
     }
