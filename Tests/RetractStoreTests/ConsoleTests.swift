@@ -139,7 +139,11 @@ struct ConsoleTests {
                 RetractionRequest(appID: chat.id, references: ["m-1", "other"], requestedBy: "ann", reason: "typo", dryRun: true))
             let (byThread, _) = try await store.createRetraction(
                 RetractionRequest(appID: chat.id, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "bob"))
-            // Another thread's retraction takes nothing of m-1.
+            // The same thread before m-1 was sent, and another thread, take nothing of it.
+            _ = try await store.createRetraction(
+                RetractionRequest(
+                    appID: chat.id, references: [], selector: RetractionSelector(.thread, "c-1", sentBefore: now.addingTimeInterval(-60)),
+                    requestedBy: "bob"))
             _ = try await store.createRetraction(
                 RetractionRequest(appID: chat.id, references: [], selector: RetractionSelector(.thread, "c-9"), requestedBy: "bob"))
 
