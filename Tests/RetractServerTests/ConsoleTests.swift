@@ -106,6 +106,18 @@ struct ConsoleTests {
 
             let foreign = try await stage.http.call("GET", "/console/notification?app=other&reference=x", headers: ["Cookie": moderator.cookie])
             #expect(foreign.status == 404, "\(foreign)")
+
+            // The list shows the last day unless "Sent after" is cleared.
+            let backend = try await stage.chatKey()
+            let old = Date().addingTimeInterval(-2 * 86_400).formatted(.iso8601)
+            for (reference, sentAt) in [("old-one", #","sentAt":"\#(old)""#), ("new-one", "")] {
+                let body = #"{"app":"chat","reference":"\#(reference)","tokens":["aa"]\#(sentAt)}"#
+                #expect(try await stage.call("POST", "/v1/deliveries", key: backend, body: body).status == 201)
+            }
+            let recent = try await stage.http.call("GET", "/console/notifications", headers: ["Cookie": moderator.cookie])
+            #expect(recent.text.contains(">new-one<") && !recent.text.contains(">old-one<"), "\(recent)")
+            let anyTime = try await stage.http.call("GET", "/console/notifications?sentAfter=", headers: ["Cookie": moderator.cookie])
+            #expect(anyTime.text.contains(">new-one<") && anyTime.text.contains(">old-one<"), "\(anyTime)")
             let gone = try await stage.http.call("GET", "/console/notifications", headers: ["Cookie": expired.cookie])
             #expect(gone.text.contains("name=\"key\""), "an expired session still shows pages")
             // Expired sessions are deleted (by the server's maintenance pass, or here); the live one stays.

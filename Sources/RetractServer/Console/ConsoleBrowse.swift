@@ -66,7 +66,10 @@ extension Console {
         page.filter.reference = given("reference") ?? ""
         page.filter.thread = given("thread") ?? ""
         page.filter.campaign = given("campaign") ?? ""
-        page.filter.sentAfter = given("sentAfter") ?? ""
+        // Never asked: the last day, so that the first page of a large ledger reads one day's
+        // partitions, not the whole retention. Cleared in the form (sent empty): any time.
+        let sentAfter = parameters.get("sentAfter") == nil ? ConsoleTime.inputValue(Date().addingTimeInterval(-86_400)) : given("sentAfter")
+        page.filter.sentAfter = sentAfter ?? ""
         page.filter.sentBefore = given("sentBefore") ?? ""
         do {
             var query = NotificationQuery(appIDs: Set(apps.map(\.id)), limit: Self.pageSize)
@@ -74,7 +77,7 @@ extension Console {
             if let text = given("reference") { query.reference = try Validate.reference(text, field: "reference").rawValue }
             query.thread = given("thread")
             query.campaign = given("campaign")
-            query.sentAfter = try given("sentAfter").map { text throws(APIProblem) in try Self.inputTime(text, field: "Sent after") }
+            query.sentAfter = try sentAfter.map { text throws(APIProblem) in try Self.inputTime(text, field: "Sent after") }
             query.sentBefore = try given("sentBefore").map { text throws(APIProblem) in try Self.inputTime(text, field: "Sent before") }
             if let text = given("cursor") { query.cursor = try NotificationCursor(encoded: text) }
             let found = try await store.notificationPage(query)
