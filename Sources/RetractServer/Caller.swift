@@ -32,9 +32,21 @@ struct Caller: Sendable {
 package enum APIKeySecret {
     /// `rk_` and 43 base64url characters: 256 random bits.
     package static func generate() -> String {
+        "rk_" + randomBase64URL()
+    }
+
+    /// 256 random bits as 43 base64url characters: the body of a key, and the console's session ids and form tokens.
+    static func randomBase64URL() -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return "rk_" + Data(bytes).base64URLEncodedString()
+        return Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64URLEncodedString()
+    }
+
+    /// Whether `text` is 43 base64url characters, as ``randomBase64URL()`` makes.
+    static func isRandomBase64URL(_ text: some StringProtocol) -> Bool {
+        text.utf8.count == 43
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
+            }
     }
 
     /// What the ledger keeps of a key.
@@ -44,10 +56,7 @@ package enum APIKeySecret {
 
     /// Whether `text` has the shape of a key, checked before any lookup.
     static func isWellFormed(_ text: String) -> Bool {
-        text.utf8.count == 46 && text.hasPrefix("rk_")
-            && text.utf8.dropFirst(3).allSatisfy { byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
-            }
+        text.hasPrefix("rk_") && isRandomBase64URL(text.dropFirst(3))
     }
 
     /// Compares two hashes in time that does not depend on where they differ.

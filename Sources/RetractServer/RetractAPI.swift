@@ -157,6 +157,11 @@ struct RetractAPI: Sendable {
     /// The app named `name`, if the caller's key may touch it; else 404, as
     /// for an app that does not exist, so names do not leak.
     func app(named name: String, for caller: Caller, field: String) async throws -> App {
+        try await Self.app(named: name, for: caller, field: field, engine: engine)
+    }
+
+    /// The same, for the console too.
+    static func app(named name: String, for caller: Caller, field: String, engine: RetractEngine) async throws -> App {
         // A name no app can have is not looked up (nor can odd bytes reach the database).
         guard AppRegistration.isValidName(name), let app = try await engine.app(findingNamed: name), caller.mayTouch(appID: app.id) else {
             throw APIProblem(.notFound, "\(field): no app named \"\(name.prefix(80))\" for this API key", field: field)

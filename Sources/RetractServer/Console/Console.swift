@@ -217,11 +217,7 @@ struct Console: Sendable {
 
     /// The app named `name` if the signed-in key may touch it; 404 otherwise, as in the API.
     func app(named name: String, _ signedIn: ConsoleSessions.SignedIn) async throws -> App {
-        guard AppRegistration.isValidName(name), let app = try await engine.app(findingNamed: name), signedIn.caller.mayTouch(appID: app.id)
-        else {
-            throw APIProblem(.notFound, "No app named \"\(name.prefix(80))\" for this API key.")
-        }
-        return app
+        try await RetractAPI.app(named: name, for: signedIn.caller, field: "app", engine: engine)
     }
 
     /// The apps the key may touch, by name.

@@ -49,17 +49,9 @@ struct ConsoleSessions: Sendable {
     // MARK: - Cookies and tokens
 
     /// 256 random bits, base64url: 43 characters.
-    static func randomSecret() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }).base64URLEncodedString()
-    }
+    static func randomSecret() -> String { APIKeySecret.randomBase64URL() }
 
-    static func isWellFormedSecret(_ text: String) -> Bool {
-        text.utf8.count == 43
-            && text.utf8.allSatisfy { byte in
-                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D || byte == 0x5F
-            }
-    }
+    static func isWellFormedSecret(_ text: String) -> Bool { APIKeySecret.isRandomBase64URL(text) }
 
     static func hash(_ secret: String) -> [UInt8] { Array(SHA256.hash(data: Data(secret.utf8))) }
 
