@@ -375,7 +375,10 @@ let package = Package(
         ),
         .testTarget(
             name: "APNsSimulatorTests",
-            dependencies: ["APNsSimulator", "RetractAPNs", "RetractHTTP2", "SimulatorSupport"]
+            dependencies: [
+                "APNsSimulator", "RetractAPNs", "RetractHTTP2", "SimulatorSupport", "RetractTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             // Runs the built `retract` binary as a user would; depending on the
@@ -395,6 +398,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The simulator's fidelity tests send through a client no one here wrote.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
     ]

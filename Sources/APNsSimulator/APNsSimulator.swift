@@ -71,7 +71,7 @@ public final class APNsSimulator: Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> APNsSimulator {
         let (tls, authorityPEM) = try makeTLSContext(configuration)
-        let inbox = SimulatorInbox(recordsPushes: configuration.recordsInbox)
+        let inbox = SimulatorInbox(recordsPushes: configuration.recordsInbox, onTokenRefused: configuration.onTokenRefused)
         let unregistered = UnregisteredTokens()
         let rules = SimulatorRules(configuration: configuration, unregisteredLater: unregistered)
         let now = configuration.now

@@ -14,6 +14,13 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var tls: APNsSimulatorTLS
     /// Keys whose provider tokens are accepted.
     public var tokenKeys: [APNsSimulatorTokenKey]
+    /// Accept a well-formed ES256 provider token whose key id is not among
+    /// `tokenKeys` without checking its signature: for trying a client
+    /// quickly. Tokens of the keys in `tokenKeys` are still verified.
+    public var acceptsAnyTokenKey: Bool
+    /// Called once for each new way a provider token was refused, with the
+    /// simulator's explanation (APNs only answers `InvalidProviderToken`).
+    public var onTokenRefused: (@Sendable (_ explanation: String) -> Void)?
     /// Roots (PEM) whose client certificates are accepted instead of a token.
     public var clientCertificateRootsPEM: [String]
     /// Topics accepted; nil accepts any.
@@ -32,6 +39,8 @@ public struct APNsSimulatorConfiguration: Sendable {
         inboxPort: Int? = nil,
         tls: APNsSimulatorTLS = .selfSigned(writingTo: nil),
         tokenKeys: [APNsSimulatorTokenKey] = [],
+        acceptsAnyTokenKey: Bool = false,
+        onTokenRefused: (@Sendable (_ explanation: String) -> Void)? = nil,
         clientCertificateRootsPEM: [String] = [],
         topics: Set<String>? = nil,
         faults: APNsSimulatorFaults = APNsSimulatorFaults(),
@@ -44,6 +53,8 @@ public struct APNsSimulatorConfiguration: Sendable {
         self.inboxPort = inboxPort
         self.tls = tls
         self.tokenKeys = tokenKeys
+        self.acceptsAnyTokenKey = acceptsAnyTokenKey
+        self.onTokenRefused = onTokenRefused
         self.clientCertificateRootsPEM = clientCertificateRootsPEM
         self.topics = topics
         self.faults = faults

@@ -108,35 +108,40 @@ final class SimulatorConnectionHandler: ChannelInboundHandler {
         let verdict = rules.check(push, authentication: &authentication, now: at) { token in
             FaultDice.roll(seed: rules.faults.seed, token: token, attempt: inbox.nextAttempt(for: token))
         }
+        // APNs answers with the request's apns-id as it was written (aioapns, for one, matches
+        // answers to requests by the exact text, in lowercase), else one of its own making.
+        let echoedID = push.headers.first(name: "apns-id").flatMap { UUID(uuidString: $0) != nil ? $0 : nil }
         switch verdict {
         case .accept(let token, let apnsID):
             if let bearer = push.headers.first(name: "authorization") { inbox.tokenAccepted(bearer) }
             inbox.accepted(APNsReceivedPush(push, apnsID: apnsID, at: at), token: token)
-        case .reject(_, let reason, _, _):
-            inbox.rejected(reason.rawValue)
+        case .reject(_, let reason, _, _, let explanation):
+            inbox.rejected(reason.rawValue, explanation: explanation)
         }
         answersPending += 1
         let latency = rules.faults.latency
         guard latency > .zero else {
-            answer(streamID, verdict, context)
+            answer(streamID, verdict, echoedID: echoedID, context)
             return
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.scheduleTask(in: latency) {
             let (handler, context) = loopBound.value
-            handler.answer(streamID, verdict, context)
+            handler.answer(streamID, verdict, echoedID: echoedID, context)
         }
     }
 
-    private func answer(_ streamID: HTTP2StreamID, _ verdict: SimulatorVerdict, _ context: ChannelHandlerContext) {
+    private func answer(_ streamID: HTTP2StreamID, _ verdict: SimulatorVerdict, echoedID: String?, _ context: ChannelHandlerContext) {
         answersPending -= 1
         switch verdict {
         case .accept(_, let apnsID):
-            let headers: HPACKHeaders = [":status": "200", "apns-id": apnsID.uuidString]
+            let headers: HPACKHeaders = [":status": "200", "apns-id": echoedID ?? apnsID.uuidString.lowercased()]
             context.write(
                 wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
-        case .reject(let status, let reason, let timestamp, let apnsID):
-            let headers: HPACKHeaders = [":status": String(status), "apns-id": apnsID.uuidString, "content-type": "application/json"]
+        case .reject(let status, let reason, let timestamp, let apnsID, _):
+            let headers: HPACKHeaders = [
+                ":status": String(status), "apns-id": echoedID ?? apnsID.uuidString.lowercased(), "content-type": "application/json",
+            ]
             var body = #"{"reason":"\#(reason.rawValue)""#
             if let timestamp { body += #","timestamp":\#(Int64(timestamp.timeIntervalSince1970 * 1000))"# }
             body += "}"

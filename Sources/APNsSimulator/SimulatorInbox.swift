@@ -7,6 +7,8 @@ public struct APNsSimulatorStatistics: Sendable, Hashable, Codable {
     public var accepted = 0
     public var rejected = 0
     public var rejectedByReason: [String: Int] = [:]
+    /// Requests refused for their provider token, by reason and the simulator's explanation.
+    public var providerTokenRefusals: [String: Int] = [:]
     public var connections = 0
     /// Distinct provider tokens accepted.
     public var providerTokens = 0
@@ -26,9 +28,11 @@ final class SimulatorInbox: Sendable {
 
     private let state = NIOLockedValueBox(State())
     private let recordsPushes: Bool
+    private let onTokenRefused: (@Sendable (String) -> Void)?
 
-    init(recordsPushes: Bool) {
+    init(recordsPushes: Bool, onTokenRefused: (@Sendable (String) -> Void)? = nil) {
         self.recordsPushes = recordsPushes
+        self.onTokenRefused = onTokenRefused
     }
 
     func accepted(_ push: APNsReceivedPush, token: String) {
@@ -38,11 +42,16 @@ final class SimulatorInbox: Sendable {
         }
     }
 
-    func rejected(_ reason: String) {
-        state.withLockedValue { state in
+    func rejected(_ reason: String, explanation: String?) {
+        let firstOfItsKind = state.withLockedValue { state in
             state.statistics.rejected += 1
             state.statistics.rejectedByReason[reason, default: 0] += 1
+            guard let explanation else { return nil as String? }
+            let key = "\(reason): \(explanation)"
+            state.statistics.providerTokenRefusals[key, default: 0] += 1
+            return state.statistics.providerTokenRefusals[key] == 1 ? key : nil
         }
+        if let firstOfItsKind { onTokenRefused?(firstOfItsKind) }
     }
 
     func tokenAccepted(_ token: String) {

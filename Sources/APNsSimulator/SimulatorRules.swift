@@ -13,7 +13,8 @@ struct IncomingPush {
 /// The simulator's answer to one request.
 enum SimulatorVerdict: Equatable {
     case accept(deviceToken: String, apnsID: UUID)
-    case reject(status: Int, reason: APNsReason, timestamp: Date?, apnsID: UUID)
+    /// `explanation`: why, in the simulator's words, for a refused provider token.
+    case reject(status: Int, reason: APNsReason, timestamp: Date?, apnsID: UUID, explanation: String? = nil)
 }
 
 /// How one connection authenticated so far.
@@ -24,23 +25,26 @@ struct ConnectionAuthentication {
     var currentToken: String?
     var currentTokenSince: Date?
     /// Tokens already verified on this connection, with what they say.
-    var verified: [String: APNsJWT.Claims] = [:]
+    var verified: [String: ProviderToken] = [:]
+    /// The key id of the first token used on this connection.
+    var firstKeyID: String?
 }
 
 /// APNs's checks, in APNs's order, as pure logic over one request.
 struct SimulatorRules {
     var tokenKeys: [String: APNsSimulatorTokenKey]
+    var acceptsAnyTokenKey: Bool
     var topics: Set<String>?
     var faults: APNsSimulatorFaults
     /// Tokens unregistered while the simulator runs (an app uninstalled), shared by every connection.
     var unregisteredLater: UnregisteredTokens
 
-    static let tokenLifetime: TimeInterval = 60 * 60
     static let minimumTokenInterval: TimeInterval = 20 * 60
     static let validPushTypes = Set(APNsPushType.allCases.map(\.rawValue))
 
     init(configuration: APNsSimulatorConfiguration, unregisteredLater: UnregisteredTokens = UnregisteredTokens()) {
         tokenKeys = Dictionary(configuration.tokenKeys.map { ($0.keyID, $0) }, uniquingKeysWith: { _, last in last })
+        acceptsAnyTokenKey = configuration.acceptsAnyTokenKey
         topics = configuration.topics
         faults = configuration.faults
         self.unregisteredLater = unregisteredLater
@@ -73,7 +77,9 @@ struct SimulatorRules {
         if requestedID != nil, UUID(uuidString: requestedID!) == nil { return reject(.badMessageId) }
 
         if let refusal = authenticate(headers.first(name: "authorization"), authentication: &authentication, now: now) {
-            return reject(refusal)
+            return .reject(
+                status: refusal.reason.status ?? 403, reason: refusal.reason, timestamp: nil, apnsID: apnsID,
+                explanation: refusal.explanation)
         }
 
         guard let topic = headers.first(name: "apns-topic"), !topic.isEmpty else { return reject(.missingTopic) }
@@ -123,29 +129,38 @@ struct SimulatorRules {
         _ authorization: String?,
         authentication: inout ConnectionAuthentication,
         now: Date
-    ) -> APNsReason? {
+    ) -> ProviderTokenRefusal? {
         guard let authorization else {
-            return authentication.hasClientCertificate ? nil : .missingProviderToken
+            return authentication.hasClientCertificate
+                ? nil : ProviderTokenRefusal(.missingProviderToken, "no authorization header and no client certificate")
         }
-        guard authorization.lowercased().hasPrefix("bearer ") else { return .invalidProviderToken }
-        let token = String(authorization.dropFirst("bearer ".count))
-        let claims: APNsJWT.Claims
-        if let known = authentication.verified[token] {
-            claims = known
-        } else {
-            do {
-                claims = try APNsJWT.verify(token[...]) { tokenKeys[$0]?.publicKey }
-            } catch {
-                return .invalidProviderToken
+        guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            return ProviderTokenRefusal("the authorization header is not \"bearer <token>\"")
+        }
+        let token = String(authorization.dropFirst(7))
+        let claims: ProviderToken
+        do throws(ProviderTokenRefusal) {
+            if let known = authentication.verified[token] {
+                claims = known
+            } else {
+                claims = try ProviderTokenCheck.verify(token[...], keys: tokenKeys, acceptsAnyKey: acceptsAnyTokenKey)
+                if authentication.verified.count > 8 { authentication.verified.removeAll() }
+                authentication.verified[token] = claims
             }
-            guard tokenKeys[claims.keyID]?.teamID == claims.teamID else { return .invalidProviderToken }
-            if authentication.verified.count > 8 { authentication.verified.removeAll() }
-            authentication.verified[token] = claims
+            try ProviderTokenCheck.checkAge(claims, now: now)
+        } catch {
+            return error
         }
-        guard now.timeIntervalSince(claims.issuedAt) <= Self.tokenLifetime else { return .expiredProviderToken }
+        if let first = authentication.firstKeyID, first != claims.keyID {
+            return ProviderTokenRefusal(
+                .unrelatedKeyIdInToken, "key \(claims.keyID) on a connection whose first push used key \(first): open a new connection")
+        }
+        authentication.firstKeyID = claims.keyID
         if token != authentication.currentToken {
             if let since = authentication.currentTokenSince, now.timeIntervalSince(since) < Self.minimumTokenInterval {
-                return .tooManyProviderTokenUpdates
+                return ProviderTokenRefusal(
+                    .tooManyProviderTokenUpdates,
+                    "a new token within 20 minutes of the last on this connection")
             }
             authentication.currentToken = token
             authentication.currentTokenSince = now

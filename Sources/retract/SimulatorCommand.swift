@@ -11,7 +11,8 @@ struct SimulatorCommand: AsyncParsableCommand {
         commandName: "simulator",
         abstract: "Run a simulated APNs (HTTP/2 over TLS) until stopped.",
         discussion: """
-            It answers like APNs: it checks provider tokens against the keys given with --key, \
+            It answers like APNs: it checks provider tokens against the keys given with --key \
+            (without one, every token is refused; --accept-any-key takes any well-formed ES256 token), \
             validates paths, headers and bodies, and keeps what each device was sent, readable \
             over plain HTTP on --inbox-port (GET /inbox/<token>, GET /screen/<token>, GET /stats, \
             DELETE /inbox). GET /screen/<token> answers what the device's phone displays, with \
@@ -19,7 +20,9 @@ struct SimulatorCommand: AsyncParsableCommand {
             same RetractKit code an app runs.
 
             The server certificate is made at start; its authority is written to \
-            <cert-dir>/simulator-ca.pem for clients to trust.
+            <cert-dir>/simulator-ca.pem for clients to trust. Each new way a provider token is \
+            refused is explained once on standard error (APNs itself only answers a reason); \
+            GET /stats counts them. docs/simulator.md walks through testing your own client.
 
             Exit codes: 0 stopped; 2 an argument file cannot be read; 3 the server cannot start.
             """
@@ -42,6 +45,9 @@ struct SimulatorCommand: AsyncParsableCommand {
         help: ArgumentHelp("A signing key to accept provider tokens from; repeatable.", valueName: "KEYID:TEAMID:PEM-FILE")
     )
     var keys: [String] = []
+
+    @Flag(help: "Accept any well-formed ES256 provider token whose key id is not given with --key, without checking its signature.")
+    var acceptAnyKey = false
 
     @Option(name: .customLong("topic"), help: "A topic to accept; repeatable. Any topic when not given.")
     var topics: [String] = []
@@ -139,6 +145,8 @@ struct SimulatorCommand: AsyncParsableCommand {
                     inboxPort: inboxPort,
                     tls: .selfSigned(writingTo: URL(fileURLWithPath: certDir)),
                     tokenKeys: tokenKeys,
+                    acceptsAnyTokenKey: acceptAnyKey,
+                    onTokenRefused: { printError("retract simulator: refused a provider token: \($0)") },
                     topics: topics.isEmpty ? nil : Set(topics),
                     faults: faults,
                     recordsInbox: !noInbox,
@@ -152,7 +160,22 @@ struct SimulatorCommand: AsyncParsableCommand {
         let caPath = URL(fileURLWithPath: certDir).appendingPathComponent("simulator-ca.pem").path
         print("APNs simulator on https://\(host):\(simulator.port) (trust \(caPath))")
         if let inboxPort = simulator.inboxPort { print("inbox on http://\(host):\(inboxPort)") }
+        if let warning = Self.keyWarning(keys: tokenKeys.map(\.keyID), acceptsAnyKey: acceptAnyKey) {
+            printError("retract simulator: \(warning)")
+        }
         try await simulator.waitUntilStopped()
+    }
+
+    /// What to say at start about the provider tokens that will be accepted.
+    static func keyWarning(keys: [String], acceptsAnyKey: Bool) -> String? {
+        if acceptsAnyKey {
+            return keys.isEmpty
+                ? "--accept-any-key: any well-formed ES256 provider token is accepted, and no signature is checked"
+                : "--accept-any-key: tokens of key \(keys.joined(separator: ", ")) are verified; any other well-formed ES256 token is accepted unchecked"
+        }
+        guard keys.isEmpty else { return nil }
+        return "no --key given: every provider token will be refused with 403 InvalidProviderToken. "
+            + "Give --key KEYID:TEAMID:PEM-FILE for the key your client signs with, or --accept-any-key to accept any well-formed ES256 token"
     }
 
     /// `background=80,force-quit=15,over-budget=5` as a mix of phones.

@@ -140,12 +140,17 @@ struct SimulatorValidationTests {
         }
     }
 
-    @Test func apnsIDIsEchoed() async throws {
+    /// As written: aioapns sends a lowercase apns-id and matches the answer by its exact text.
+    @Test(arguments: [false, true])
+    func apnsIDIsEchoedAsWritten(lowercase: Bool) async throws {
         try await fixture.run { simulator, sender in
             let id = UUID()
-            let answer = try await sender.send(try fixture.headers().replacing("apns-id", with: id.uuidString), body: Fixture.body)
-            #expect(answer.headers.first(name: "apns-id") == id.uuidString)
+            let text = lowercase ? id.uuidString.lowercased() : id.uuidString
+            let answer = try await sender.send(try fixture.headers().replacing("apns-id", with: text), body: Fixture.body)
+            #expect(answer.headers.first(name: "apns-id") == text)
             #expect(simulator.inbox(for: Fixture.token).first?.apnsID == id)
+            let refused = try await sender.send(try fixture.headers(bearer: "garbage").replacing("apns-id", with: text), body: Fixture.body)
+            #expect(refused.headers.first(name: "apns-id") == text)
         }
     }
 

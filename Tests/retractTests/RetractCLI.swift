@@ -32,16 +32,24 @@ struct RetractCLI {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Starts `retract` without waiting for it, its output discarded: for
-    /// commands that run until stopped.
-    static func start(_ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:]) throws -> Process {
+    /// Starts `retract` without waiting for it, its output discarded (its
+    /// standard error written to `errorLog` when given): for commands that
+    /// run until stopped.
+    static func start(
+        _ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:], errorLog: URL? = nil
+    ) throws -> Process {
         let process = Process()
         process.executableURL = try binary
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
         process.currentDirectoryURL = directory
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        if let errorLog {
+            FileManager.default.createFile(atPath: errorLog.path, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: errorLog)
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         process.standardInput = FileHandle.nullDevice
         try process.run()
         return process
