@@ -99,6 +99,11 @@ public final class APNsSimulator: Sendable {
                     }
                 }
         }
+        // Written before listening: a client that finds the port open finds the authority to trust too.
+        if case .selfSigned(let folder?) = configuration.tls, let authorityPEM {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(authorityPEM.utf8).write(to: folder.appendingPathComponent("simulator-ca.pem"), options: .atomic)
+        }
         let server = try await bootstrap().bind(host: configuration.host, port: configuration.port).get()
         let host = configuration.host
         let boundPort = server.localAddress?.port ?? configuration.port
@@ -115,10 +120,6 @@ public final class APNsSimulator: Sendable {
                 }
                 .bind(host: configuration.host, port: inboxPort)
                 .get()
-        }
-        if case .selfSigned(let folder?) = configuration.tls, let authorityPEM {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data(authorityPEM.utf8).write(to: folder.appendingPathComponent("simulator-ca.pem"), options: .atomic)
         }
         return APNsSimulator(
             server: server, listen: listen, connections: connections, inboxServer: inboxServer, inbox: inbox,
