@@ -56,19 +56,28 @@ public struct RetractionFeed: Sendable {
     /// Reads the retractions after `cursor` (nil: from the start), one page,
     /// for a device with an APNs token.
     public func page(for token: DeviceToken, since cursor: String?, limit: Int? = nil) async throws(FeedError) -> Page {
-        try await page(at: Device(pathToken: token.hex, transport: nil), since: cursor, limit: limit)
+        try await page(at: Device(token), since: cursor, limit: limit)
     }
 
     /// Reads one page for a device reached through Firebase Cloud Messaging,
     /// by its FCM registration token.
     public func page(forFCMToken token: String, since cursor: String?, limit: Int? = nil) async throws(FeedError) -> Page {
-        try await page(at: Device(pathToken: token, transport: "fcm"), since: cursor, limit: limit)
+        try await page(at: Device(fcmToken: token), since: cursor, limit: limit)
     }
 
-    /// A device as the feed's URL names it.
-    private struct Device {
+    /// A device as the feed's URL names it; ``FeedCursor`` keeps it in the App Group.
+    struct Device: Codable, Hashable, Sendable {
         var pathToken: String
         var transport: String?
+
+        init(pathToken: String, transport: String?) {
+            self.pathToken = pathToken
+            self.transport = transport
+        }
+
+        init(_ token: DeviceToken) { self.init(pathToken: token.hex, transport: nil) }
+
+        init(fcmToken: String) { self.init(pathToken: fcmToken, transport: "fcm") }
     }
 
     private func page(at device: Device, since cursor: String?, limit: Int?) async throws(FeedError) -> Page {
@@ -105,30 +114,67 @@ public struct RetractionFeed: Sendable {
     public func catchUp(
         token: DeviceToken, since cursor: String?, handler: RetractionHandler
     ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
-        try await catchUp(Device(pathToken: token.hex, transport: nil), since: cursor, handler: handler)
+        try await catchUp(Device(token), since: cursor, handler: handler)
     }
 
     /// ``catchUp(token:since:handler:)`` for a device reached through FCM, by its registration token.
     public func catchUp(
         fcmToken: String, since cursor: String?, handler: RetractionHandler
     ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
-        try await catchUp(Device(pathToken: fcmToken, transport: "fcm"), since: cursor, handler: handler)
+        try await catchUp(Device(fcmToken: fcmToken), since: cursor, handler: handler)
+    }
+
+    /// Reads the feed from the cursor `saved` keeps, removes what it names
+    /// through `handler`, and only then moves the cursor, so a process
+    /// stopped in between reads the same entries again rather than skipping
+    /// them. The app at launch and its Notification Service Extension share
+    /// one cursor this way.
+    ///
+    /// - Returns: what the handler did; nil when the app has saved no token yet.
+    public func catchUp(from saved: FeedCursor, handler: RetractionHandler) async throws(FeedError) -> RetractionOutcome? {
+        try await catchUp(from: saved, handler: handler, maximumPages: Self.maximumPages)?.outcome
+    }
+
+    /// ``catchUp(from:handler:)`` reading at most `maximumPages` pages; the
+    /// cursor then stops after the last page read. Also says which references
+    /// the feed named.
+    func catchUp(
+        from saved: FeedCursor, handler: RetractionHandler, maximumPages: Int
+    ) async throws(FeedError) -> (outcome: RetractionOutcome, references: Set<ReferenceID>)? {
+        guard let position = saved.position else { return nil }
+        let read = try await references(for: position.device, since: position.cursor, maximumPages: maximumPages)
+        // Past a deadline, the caller has moved on without this answer: remove nothing it did not see.
+        guard !Task.isCancelled else { throw FeedError(status: nil, type: nil, detail: "cancelled") }
+        let outcome = read.references.isEmpty ? RetractionOutcome.noMatch : await handler.retract(read.references)
+        // A cursor that cannot be saved only means reading these entries again.
+        if read.cursor != position.cursor, let cursor = read.cursor { try? saved.advance(to: cursor, for: position.device) }
+        return (outcome, read.references)
     }
 
     private func catchUp(
         _ device: Device, since cursor: String?, handler: RetractionHandler
     ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
+        let read = try await references(for: device, since: cursor, maximumPages: Self.maximumPages)
+        guard !read.references.isEmpty else { return (.noMatch, read.cursor) }
+        return (await handler.retract(read.references), read.cursor)
+    }
+
+    /// The references retracted for `device` after `cursor`, read page by
+    /// page, and the cursor after the last page read (`cursor` itself when
+    /// there was nothing new).
+    private func references(
+        for device: Device, since cursor: String?, maximumPages: Int
+    ) async throws(FeedError) -> (references: Set<ReferenceID>, cursor: String?) {
         var references: Set<ReferenceID> = []
         var cursor = cursor
         // A server that kept saying "more" would otherwise keep the app busy forever.
-        for _ in 0..<Self.maximumPages {
+        for _ in 0..<max(maximumPages, 1) {
             let page = try await page(at: device, since: cursor, limit: nil)
             references.formUnion(page.references)
             cursor = page.cursor
             if !page.hasMore { break }
         }
-        guard !references.isEmpty else { return (.noMatch, cursor) }
-        return (await handler.retract(references), cursor)
+        return (references, cursor)
     }
 
     /// The most pages one ``catchUp(token:since:handler:)`` reads.

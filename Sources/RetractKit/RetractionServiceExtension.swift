@@ -18,6 +18,10 @@ import UserNotifications
 ///   retraction text in place of its content.
 /// - Anything else is shown unchanged.
 ///
+/// Given a ``FeedCatchUp``, it also reads the device feed on each push and
+/// removes what the device missed (a retraction sent while it was offline),
+/// before deciding: an original the feed names is then treated as retracted.
+///
 /// iOS runs the extension for alerts sent with `"mutable-content": 1`, even
 /// when the user force-quit the app, which silent pushes never reach. The
 /// decision is made here, off any Apple framework, so it is tested on every
@@ -47,11 +51,16 @@ public struct RetractionServiceExtension: Sendable {
         public var retraction: RetractionReport
         /// Whether the push is an original that was retracted before it arrived.
         public var wasRetracted: Bool
+        /// What reading the device feed did for this push.
+        public var catchUp: FeedCatchUp.Outcome
 
-        public init(decision: Decision, retraction: RetractionReport, wasRetracted: Bool = false) {
+        public init(
+            decision: Decision, retraction: RetractionReport, wasRetracted: Bool = false, catchUp: FeedCatchUp.Outcome = .notConfigured
+        ) {
             self.decision = decision
             self.retraction = retraction
             self.wasRetracted = wasRetracted
+            self.catchUp = catchUp
         }
     }
 
@@ -59,6 +68,7 @@ public struct RetractionServiceExtension: Sendable {
     private let tombstones: Tombstones?
     private let hasFilteringEntitlement: Bool
     private let retractionText: String
+    private let catchUp: FeedCatchUp?
 
     /// - Parameters:
     ///   - center: where the carrier's originals are removed from.
@@ -71,16 +81,19 @@ public struct RetractionServiceExtension: Sendable {
     ///     claiming it wrongly would let a late original show its content.
     ///   - retractionText: what a late original shows instead of its content
     ///     when it cannot be suppressed.
+    ///   - catchUp: reads the device feed on each push; nil reads nothing.
     public init(
         center: some DeliveredNotificationCenter,
         tombstones: Tombstones?,
         hasFilteringEntitlement: Bool,
-        retractionText: String = RetractionServiceExtension.defaultRetractionText
+        retractionText: String = RetractionServiceExtension.defaultRetractionText,
+        catchUp: FeedCatchUp? = nil
     ) {
         self.handler = RetractionHandler(center: center, tombstones: tombstones)
         self.tombstones = tombstones
         self.hasFilteringEntitlement = hasFilteringEntitlement
         self.retractionText = retractionText
+        self.catchUp = catchUp
     }
 
     /// What to show for the push with request identifier `identifier`.
@@ -109,12 +122,16 @@ public struct RetractionServiceExtension: Sendable {
 
     /// For callbacks, such as a content handler: `completion` is called
     /// exactly once; at once unless the push is a retraction carrier, which
-    /// first removes what it names. (Should the extension run out of time
-    /// before that, iOS shows the carrier as it came: the retraction text.)
+    /// first removes what it names, or a ``FeedCatchUp`` is configured, which
+    /// first reads the feed, within its budget. (Should the extension run out
+    /// of time before that, iOS shows the push as it came; for a carrier, the
+    /// retraction text.)
     public func handle(identifier: String, userInfo: [AnyHashable: Any], completion: @escaping @Sendable (Report) -> Void) {
-        switch arrival(identifier: identifier, userInfo: userInfo) {
-        case .carrier(let reading): Task { completion(await handle(carrier: reading)) }
-        case .decided(let report): completion(report)
+        let arrival = arrival(identifier: identifier, userInfo: userInfo)
+        if catchUp == nil, case .decided(let report, _) = arrival {
+            completion(report)
+        } else {
+            Task { completion(await handle(arrival)) }
         }
     }
 
@@ -123,8 +140,9 @@ public struct RetractionServiceExtension: Sendable {
     private enum Arrival: Sendable {
         /// A retraction carrier: what it removes is yet to be awaited.
         case carrier(RetractPayload.Reading)
-        /// Any other push, decided as it is read.
-        case decided(Report)
+        /// Any other push, decided as it is read from the tombstones; with
+        /// the push as matching sees it, should the feed name it.
+        case decided(Report, DeliveredNotification)
     }
 
     private func arrival(identifier: String, userInfo: [AnyHashable: Any]) -> Arrival {
@@ -133,18 +151,33 @@ public struct RetractionServiceExtension: Sendable {
         // id of an original it retracts, so it may look retracted itself.
         if reading.retraction != nil { return .carrier(reading) }
         let retraction = RetractionReport(outcome: .notARetraction, diagnostics: reading.diagnostics)
-        guard tombstones?.wasRetracted(identifier: identifier, userInfo: userInfo) == true else {
-            return .decided(Report(decision: .passThrough, retraction: retraction))
+        let notification = DeliveredNotification(identifier: identifier, userInfo: userInfo)
+        guard tombstones?.wasRetracted(notification) == true else {
+            return .decided(Report(decision: .passThrough, retraction: retraction), notification)
         }
-        let decision: Decision = hasFilteringEntitlement ? .suppress : .replaceBody(retractionText)
-        return .decided(Report(decision: decision, retraction: retraction, wasRetracted: true))
+        return .decided(Report(decision: retractedDecision, retraction: retraction, wasRetracted: true), notification)
     }
 
+    /// What an original retracted before it arrived shows.
+    private var retractedDecision: Decision { hasFilteringEntitlement ? .suppress : .replaceBody(retractionText) }
+
+    /// Catches up first, when configured, so that the push is decided
+    /// knowing what the feed named.
     private func handle(_ arrival: Arrival) async -> Report {
+        let caughtUp = await catchUp?.run(handler: handler) ?? .notConfigured
+        var report: Report
         switch arrival {
-        case .carrier(let reading): await handle(carrier: reading)
-        case .decided(let report): report
+        case .carrier(let reading):
+            report = await handle(carrier: reading)
+        case .decided(let decided, let notification):
+            report = decided
+            if !report.wasRetracted, case .caughtUp(_, let references) = caughtUp, notification.isRetracted(by: references) {
+                report.decision = retractedDecision
+                report.wasRetracted = true
+            }
         }
+        report.catchUp = caughtUp
+        return report
     }
 
     /// Removes and records through the handler, so matching and tombstones

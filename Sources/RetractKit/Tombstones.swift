@@ -63,10 +63,13 @@ public final class Tombstones: @unchecked Sendable {
     /// was retracted before it arrived, by any of its references or its
     /// identifier.
     public func wasRetracted(identifier: String, userInfo: [AnyHashable: Any]) -> Bool {
-        let notification = DeliveredNotification(identifier: identifier, userInfo: userInfo)
+        wasRetracted(DeliveredNotification(identifier: identifier, userInfo: userInfo))
+    }
+
+    func wasRetracted(_ notification: DeliveredNotification) -> Bool {
         let list = lock.locked { load() }
         let at = now()
-        let references = [notification.referenceID].compactMap { $0 } + notification.referenceIDs + [ReferenceID(identifier)]
+        let references = [notification.referenceID].compactMap { $0 } + notification.referenceIDs + [ReferenceID(notification.identifier)]
         return references.contains { list.contains($0, now: at, lifetime: lifetime) }
     }
 
