@@ -45,7 +45,9 @@ struct RetractCLI {
         process.currentDirectoryURL = directory
         process.standardOutput = FileHandle.nullDevice
         if let errorLog {
-            FileManager.default.createFile(atPath: errorLog.path, contents: nil)
+            guard FileManager.default.createFile(atPath: errorLog.path, contents: nil) else {
+                throw CLIError("cannot create \(errorLog.path) for the command's standard error")
+            }
             process.standardError = try FileHandle(forWritingTo: errorLog)
         } else {
             process.standardError = FileHandle.nullDevice
