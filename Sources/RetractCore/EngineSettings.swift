@@ -38,6 +38,10 @@ package struct EngineSettings: Sendable, Hashable {
     package var outageLimit: Duration
     /// How long a push answered with a retryable error waits before it is sent again.
     package var retryPolicy: RetryPolicy
+    /// How far back a device's earlier retractions in the same app ride along
+    /// in its retraction pushes (the newest that fit the body), so that
+    /// whichever push reaches the phone last removes them all; zero for none.
+    package var historyWindow: Duration
 
     package init(
         window: Int = 5000,
@@ -50,7 +54,8 @@ package struct EngineSettings: Sendable, Hashable {
         retryBudget: Duration = .seconds(30 * 60),
         itemAttempts: Int = 8,
         outageLimit: Duration = .seconds(24 * 60 * 60),
-        retryPolicy: RetryPolicy = RetryPolicy()
+        retryPolicy: RetryPolicy = RetryPolicy(),
+        historyWindow: Duration = .seconds(24 * 60 * 60)
     ) {
         self.window = window
         self.smallestWindow = smallestWindow
@@ -63,6 +68,7 @@ package struct EngineSettings: Sendable, Hashable {
         self.itemAttempts = itemAttempts
         self.outageLimit = outageLimit
         self.retryPolicy = retryPolicy
+        self.historyWindow = historyWindow
     }
 
     /// How long work that could not reach its service waits before the next
@@ -84,6 +90,7 @@ package struct EngineSettings: Sendable, Hashable {
         if retryBudget < .zero || retryBudget > .seconds(7 * 24 * 3600) { return "retry budget \(retryBudget): 0 to 7 days" }
         if itemAttempts < 1 || itemAttempts > 1000 { return "item attempts \(itemAttempts): 1 to 1000" }
         if outageLimit < .seconds(1) || outageLimit > .seconds(30 * 24 * 3600) { return "outage limit \(outageLimit): 1 second to 30 days" }
+        if historyWindow < .zero || historyWindow > .seconds(7 * 24 * 3600) { return "history window \(historyWindow): 0 to 7 days" }
         return nil
     }
 }

@@ -7,10 +7,22 @@ import RetractStore
 package struct RetractionPushes {
     package let mode: RetractionMode
     private var bodies: BodyCache
+    /// Whether a device's recent earlier retractions ride along in its pushes:
+    /// the canonical dialect, in `background` and `service-extension` modes.
+    package let carriesHistory: Bool
     /// For a retraction by thread in the canonical dialect: the one body
     /// every device gets, whatever its references (built at first use).
     private let thread: String?
     private var threadBodies: [Int: ByteBuffer] = [:]
+    /// Bodies topped up with history, by what they carry: the devices of a
+    /// broadcast mostly share their history too. At most 1,024 are kept.
+    private var historyBodies: [HistoryKey: (body: ByteBuffer, carried: Int)] = [:]
+
+    private struct HistoryKey: Hashable {
+        var references: [ReferenceID]
+        var history: [ReferenceID]
+        var limit: Int
+    }
 
     /// Why a device is not reached in `replace` mode: no collapse id was
     /// recorded for its original, so no alert can take its place.
@@ -22,6 +34,24 @@ package struct RetractionPushes {
     /// under the same collapse id, and the alert would replace that one.
     package static let superseded =
         "replace: not sent, a newer notification under the same collapse id took the original's place on the device (an alert would hide it)"
+
+    /// Whether pushes in `mode` and `dialect` carry a device's recent earlier
+    /// retractions too. `replace` sends one alert per collapse id, in place of
+    /// one original; the legacy dialect carries one reference per push.
+    package static func carriesHistory(mode: RetractionMode, dialect: PayloadDialect) -> Bool {
+        dialect == .canonical && mode != .replace
+    }
+
+    /// What one device is sent.
+    package struct DevicePushes {
+        package var pushes: [OutgoingPush]
+        /// The references this mode cannot reach on it (`replace`: those without a collapse id).
+        package var unreached: [ReferenceID] = []
+        /// Of the device's ``DeviceReferences/history``, how many its last push carries...
+        package var historyCarried = 0
+        /// ...and how many did not fit.
+        package var historyLeftOut = 0
+    }
 
     /// Whether a mode's alerts take an original's collapse id, so that
     /// superseded originals (``DeviceReferences/superseded``) matter to it.
@@ -38,6 +68,7 @@ package struct RetractionPushes {
     package init(mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?, thread: String? = nil) {
         self.mode = mode
         self.thread = dialect == .canonical && mode != .replace ? thread : nil
+        carriesHistory = Self.carriesHistory(mode: mode, dialect: dialect) && self.thread == nil
         let aps: RetractionAPS =
             switch mode {
             case .background: .background
@@ -52,27 +83,33 @@ package struct RetractionPushes {
     /// collapse id). No alert takes the collapse id of a superseded
     /// reference: `service-extension` carries it under another collapse id
     /// or none, `replace` leaves it out (the device shows it no longer).
-    package mutating func pushes(for device: DeviceReferences, limit: Int) throws -> (pushes: [OutgoingPush], unreached: [ReferenceID]) {
+    /// Where history rides along (``carriesHistory``), the device's last push
+    /// also carries the newest of its ``DeviceReferences/history`` that fit.
+    package mutating func pushes(for device: DeviceReferences, limit: Int) throws -> DevicePushes {
         func push(_ body: ByteBuffer, collapseID: String?) -> OutgoingPush {
             OutgoingPush(token: device.token, body: body, kind: .retraction(mode, collapseID: collapseID))
         }
         if let thread {
             let body = try threadBody(thread, limit: limit)
             let collapseID = mode == .serviceExtension ? carrierCollapseID(for: device.references, on: device) : nil
-            return ([push(body, collapseID: collapseID)], [])
+            return DevicePushes(pushes: [push(body, collapseID: collapseID)])
         }
         switch mode {
-        case .background:
-            return (try bodies.bodies(for: device.references, limit: limit).map { push($0, collapseID: nil) }, [])
-        case .serviceExtension:
-            // Should the extension not run, iOS shows the carrier as sent: with
-            // the collapse id of one of the originals it carries, in that one's
-            // place rather than beside it. Each body carries its own references.
-            var pushes: [OutgoingPush] = []
-            for (references, body) in try bodies.carrying(device.references, limit: limit) {
-                pushes.append(push(body, collapseID: carrierCollapseID(for: references, on: device)))
+        case .background, .serviceExtension:
+            var carried = try bodies.carrying(device.references, limit: limit)
+            var history = (carried: 0, leftOut: 0)
+            if carriesHistory, !device.history.isEmpty, let last = carried.popLast() {
+                let (body, count) = try toppedUp(last.references, with: device.history, limit: limit)
+                carried.append((last.references, body))
+                history = (count, device.history.count - count)
             }
-            return (pushes, [])
+            // Should the extension not run, iOS shows a service-extension carrier
+            // as sent: with the collapse id of one of the originals it carries,
+            // in that one's place rather than beside it.
+            let pushes = carried.map { references, body in
+                push(body, collapseID: mode == .serviceExtension ? carrierCollapseID(for: references, on: device) : nil)
+            }
+            return DevicePushes(pushes: pushes, historyCarried: history.carried, historyLeftOut: history.leftOut)
         case .replace:
             // One alert per collapse id: each takes the place of its original.
             var byCollapseID: [String: [ReferenceID]] = [:]
@@ -88,7 +125,7 @@ package struct RetractionPushes {
             for (collapseID, references) in byCollapseID.sorted(by: { $0.key < $1.key }) {
                 pushes += try bodies.bodies(for: references, limit: limit).map { push($0, collapseID: collapseID) }
             }
-            return (pushes, unreached)
+            return DevicePushes(pushes: pushes, unreached: unreached)
         }
     }
 
@@ -97,6 +134,19 @@ package struct RetractionPushes {
     /// extension not run, the carrier lands in that original's place.
     private func carrierCollapseID(for references: [ReferenceID], on device: DeviceReferences) -> String? {
         references.lazy.filter { !device.superseded.contains($0) }.compactMap { device.collapseIDs[$0] }.first
+    }
+
+    /// A body of `references` topped up with the newest of `history` that fit, built once per list.
+    private mutating func toppedUp(
+        _ references: [ReferenceID], with history: [ReferenceID], limit: Int
+    ) throws -> (body: ByteBuffer, carried: Int) {
+        let key = HistoryKey(references: references, history: history, limit: limit)
+        if let made = historyBodies[key] { return made }
+        let (body, carried) = try bodies.builder.retractionBody(
+            for: references, addingWhatFitsOf: history, limit: limit, aps: bodies.aps)
+        let made = (body: ByteBuffer(data: body), carried: carried)
+        if historyBodies.count < BodyCache.capacity { historyBodies[key] = made }
+        return made
     }
 
     /// The thread's body under `limit`, built once per limit.

@@ -45,6 +45,10 @@ package struct RetractionView: Encodable, Sendable {
     /// device whose references need several.
     package var pushes: Int
     package var mostPushesToOneDevice: Int
+    /// References of the devices' recent earlier retractions that rode along
+    /// in its pushes, summed over devices, and those left out for want of room.
+    package var historyCarried: Int
+    package var historyLeftOut: Int
     package var failures: [String: Int]
     /// What the app's dialect costs this retraction, known before it is sent.
     package var warnings: [String]?
@@ -92,6 +96,8 @@ package struct RetractionView: Encodable, Sendable {
         waitingReason = retraction.waitingReason
         pushes = retraction.pushes.total
         mostPushesToOneDevice = retraction.pushes.mostToOneDevice
+        historyCarried = retraction.pushes.historyCarried
+        historyLeftOut = retraction.pushes.historyLeftOut
         failures = status.failures
         warnings = status.warnings.isEmpty ? nil : status.warnings
         hints = status.hints.isEmpty ? nil : status.hints

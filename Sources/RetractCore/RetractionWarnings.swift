@@ -15,13 +15,22 @@ package enum RetractionWarnings {
     /// gets that many pushes. Known when counted: for dry runs, and for
     /// retractions by selector.
     package static func before(_ retraction: Retraction, dialect: PayloadDialect) -> [String] {
-        guard dialect == .legacy, retraction.mode != .replace, let most = retraction.mostReferences, most > burst else { return [] }
-        return [
-            "the app's legacy dialect carries one reference per push, so some devices get up to \(most) pushes: "
-                + consequence(of: retraction.mode, pushes: most)
-                + "; the canonical dialect carries them all in one (docs/payload.md, \"Dialects\")"
-        ]
+        guard dialect == .legacy, retraction.mode != .replace else { return [] }
+        var warnings = [noHistory]
+        if let most = retraction.mostReferences, most > burst {
+            warnings.append(
+                "the app's legacy dialect carries one reference per push, so some devices get up to \(most) pushes: "
+                    + consequence(of: retraction.mode, pushes: most)
+                    + "; the canonical dialect carries them all in one (docs/payload.md, \"Dialects\")")
+        }
+        return warnings
     }
+
+    /// Why a legacy app's pushes cannot carry a device's earlier retractions.
+    package static let noHistory =
+        "the app's legacy dialect carries one reference per push, so earlier retractions cannot ride along: "
+        + "a phone that keeps only the latest push (a suspended app woken once for a burst, an offline phone) "
+        + "may keep a message deleted before; migrate the app to the canonical dialect (docs/payload.md, \"Earlier retractions ride along\")"
 
     /// Once pushes went out: some device needed more than ``burst`` of them.
     package static func after(_ retraction: Retraction) -> [String] {

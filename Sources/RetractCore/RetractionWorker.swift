@@ -318,7 +318,7 @@ package final class RetractionWorker: Sendable {
             wake.signal()
             end = last
         }
-        let sending = await send(try await superseding(page.devices, job: job), job: job, attempt: 1)
+        let sending = await send(try await withHistory(try await superseding(page.devices, job: job), job: job), job: job, attempt: 1)
         // Cancelled mid-send, the outcomes lack the devices not reached: finishing
         // would drop them. The item is given back instead (keepingLease).
         guard !Task.isCancelled else { return }
@@ -350,7 +350,9 @@ package final class RetractionWorker: Sendable {
         let now = Date()
         for (index, device) in page.devices.prefix(settled).enumerated() {
             guard let outcome = sending.outcomes[index] else { continue }
-            tally.add(outcome, for: device, pushes: sending.pushes[index], attempt: 1, isRetry: false, failingSince: nil, now: now)
+            tally.add(
+                outcome, for: device, pushes: sending.pushes[index], history: sending.history[index], attempt: 1, isRetry: false,
+                failingSince: nil, now: now)
         }
         let skipped = remainder.map { remainder in page.skipped.filter { $0 <= remainder.after }.count } ?? page.deadSkipped
         tally.counts.dead += skipped
@@ -367,7 +369,8 @@ package final class RetractionWorker: Sendable {
             try await finish(item, tally: tally, stopReason: nil, remainder: nil, job: job)
             return
         }
-        let sending = await send(try await superseding([device], job: job), job: job, attempt: item.attempts)
+        let sending = await send(
+            try await withHistory(try await superseding([device], job: job), job: job), job: job, attempt: item.attempts)
         guard !Task.isCancelled else { return }
         if sending.interruptedByStop {
             try await store.release(item, .stopping)
@@ -385,8 +388,8 @@ package final class RetractionWorker: Sendable {
                 item.waitingSince.map { first.addingTimeInterval(now.timeIntervalSince($0)) } ?? first
             }
             tally.add(
-                outcome, for: device, pushes: sending.pushes[0], attempt: item.attempts, isRetry: true, failingSince: failingSince, now: now
-            )
+                outcome, for: device, pushes: sending.pushes[0], history: sending.history[0], attempt: item.attempts, isRetry: true,
+                failingSince: failingSince, now: now)
         }
         try await finish(item, tally: tally, stopReason: sending.stopReason, remainder: nil, job: job)
     }
@@ -469,6 +472,8 @@ package final class RetractionWorker: Sendable {
         var outcomes: [PushOutcome?]
         /// The pushes the service accepted, per device.
         var pushes: [Int]
+        /// Per device, the earlier retractions' references its pushes carried and left out.
+        var history: [HistoryCarried]
         /// Set when the app's credentials could not be used or were refused:
         /// the retraction stops, and its account says why.
         var stopReason: String?
@@ -498,11 +503,32 @@ package final class RetractionWorker: Sendable {
         }
     }
 
+    /// `devices` with the references of their recent earlier retractions in
+    /// the app (``DeviceReferences/history``), read for the page at once,
+    /// where pushes carry them (``RetractionPushes/carriesHistory(mode:dialect:)``).
+    private func withHistory(_ devices: [DeviceReferences], job: Job) async throws(StoreError) -> [DeviceReferences] {
+        guard settings.historyWindow > .zero, RetractionPushes.carriesHistory(mode: job.retraction.mode, dialect: job.app.dialect),
+            job.retraction.selector?.kind != .thread
+        else { return devices }
+        let found = try await store.recentlyRetractedReferences(
+            appID: job.app.id, devices: devices.map(\.token), since: Date().addingTimeInterval(-settings.historyWindow.inSeconds),
+            excluding: job.retraction.id)
+        guard !found.isEmpty else { return devices }
+        return devices.map { device in
+            var device = device
+            let own = Set(device.references)
+            device.history = (found[device.token] ?? []).filter { !own.contains($0) }
+            return device
+        }
+    }
+
     /// Sends to each device through the service its delivery went through.
     /// After a refusal, a push that could not reach its service, or the
     /// retraction's stop, no more pushes start.
     private func send(_ devices: [DeviceReferences], job: Job, attempt: Int) async -> Sending {
-        var sending = Sending(outcomes: Array(repeating: nil, count: devices.count), pushes: Array(repeating: 0, count: devices.count))
+        var sending = Sending(
+            outcomes: Array(repeating: nil, count: devices.count), pushes: Array(repeating: 0, count: devices.count),
+            history: Array(repeating: HistoryCarried(), count: devices.count))
         // Made before anything is sent: credentials that cannot be used stop the retraction with nothing counted.
         var transports: [PushService: any PushTransport] = [:]
         var pacings: [PushService: TransportPacing] = [:]
@@ -527,14 +553,15 @@ package final class RetractionWorker: Sendable {
         await withTaskGroup(of: (index: Int, outcome: PushOutcome, accepted: Int).self) { group in
             for (index, device) in devices.enumerated() {
                 if Task.isCancelled { break }
-                let pushes: [OutgoingPush]
-                let unreached: [ReferenceID]
+                let planned: RetractionPushes.DevicePushes
                 do {
-                    (pushes, unreached) = try plan.pushes(for: device, limit: transports[device.transport]!.bodyLimit)
+                    planned = try plan.pushes(for: device, limit: transports[device.transport]!.bodyLimit)
                 } catch {
                     sending.outcomes[index] = .failed(reason: "payload: \(error)")
                     continue
                 }
+                let (pushes, unreached) = (planned.pushes, planned.unreached)
+                sending.history[index] = HistoryCarried(carried: planned.historyCarried, leftOut: planned.historyLeftOut)
                 guard !pushes.isEmpty else {
                     sending.outcomes[index] = .failed(
                         reason: unreached.isEmpty ? RetractionPushes.superseded : RetractionPushes.noCollapseID)

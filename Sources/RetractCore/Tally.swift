@@ -20,15 +20,19 @@ package struct Tally: Sendable {
 
     /// - Parameters:
     ///   - pushes: how many of the device's pushes the service accepted.
+    ///   - history: how many of its earlier retractions' references its pushes carried, and how many did not fit.
     ///   - isRetry: the device was a queued retry, counted in `retrying` until now.
     ///   - failingSince: when the device was first answered with a retryable error, if it was.
     ///   - now: the time of the answer.
     package mutating func add(
-        _ outcome: PushOutcome, for device: DeviceReferences, pushes: Int = 1, attempt: Int, isRetry: Bool, failingSince: Date?,
-        now: Date
+        _ outcome: PushOutcome, for device: DeviceReferences, pushes: Int = 1, history: HistoryCarried = HistoryCarried(),
+        attempt: Int, isRetry: Bool, failingSince: Date?, now: Date
     ) {
         let settled = isRetry ? -1 : 0
         self.pushes.add(PushesSent(total: pushes, mostToOneDevice: pushes))
+        if case .accepted = outcome {
+            self.pushes.add(PushesSent(historyCarried: history.carried, historyLeftOut: history.leftOut))
+        }
         switch outcome {
         case .accepted:
             counts.sent += 1
@@ -57,5 +61,17 @@ package struct Tally: Sendable {
         counts.failed += 1
         counts.retrying += isRetry ? -1 : 0
         failures[reason, default: 0] += 1
+    }
+}
+
+/// Of a device's recent earlier retractions, the references its pushes
+/// carried and those that did not fit.
+package struct HistoryCarried: Hashable, Sendable {
+    package var carried = 0
+    package var leftOut = 0
+
+    package init(carried: Int = 0, leftOut: Int = 0) {
+        self.carried = carried
+        self.leftOut = leftOut
     }
 }

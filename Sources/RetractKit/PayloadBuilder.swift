@@ -118,6 +118,42 @@ public struct PayloadBuilder: Hashable, Sendable {
         return packed.groups.map { indices in indices.map { packed.unique[$0] } }
     }
 
+    /// One retraction body carrying `references` (which must fit one body)
+    /// and then as many of `history`, in its order, as still fit within
+    /// `limit`: the references a device's earlier retractions named, newest
+    /// first, so that whichever push reaches the phone last removes them all
+    /// (docs/payload.md, "Earlier retractions ride along"). It stops at the
+    /// first that does not fit. Repeats, and references of `history` this
+    /// dialect cannot write, are skipped.
+    ///
+    /// The legacy dialect's clients read one reference per push, so it
+    /// cannot carry history: it throws there.
+    public func retractionBody(
+        for references: [ReferenceID], addingWhatFitsOf history: [ReferenceID], limit: Int = maximumBodySize,
+        aps: RetractionAPS = .background
+    ) throws -> (body: Data, historyCarried: Int) {
+        guard dialect == .canonical else {
+            throw RetractPayloadError.invalidValue(
+                key: dialect.referenceIDKey, reason: "the legacy dialect carries one reference per push, so no earlier ones ride along")
+        }
+        var seen = Set<ReferenceID>()
+        var encoded = try references.filter { seen.insert($0).inserted }.map(encodedReference)
+        let template = aps == .background ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, aps: aps)
+        let packing = BodyPacking(singleOverhead: template.singleOverhead, batchOverhead: template.batchOverhead, limit: limit)
+        var total = encoded.reduce(0) { $0 + $1.count }
+        let size = packing.size(of: encoded.count, total: total)
+        guard size <= limit else { throw RetractPayloadError.bodyTooLarge(size: size, limit: limit) }
+        var carried = 0
+        for reference in history where seen.insert(reference).inserted {
+            guard let bytes = try? encodedReference(reference) else { continue }
+            guard packing.size(of: encoded.count + 1, total: total + bytes.count) <= limit else { break }
+            encoded.append(bytes)
+            total += bytes.count
+            carried += 1
+        }
+        return (template.body(encoded), carried)
+    }
+
     /// The references without repeats, each encoded, and which go into each body.
     private func packing(
         _ references: some Sequence<ReferenceID>, limit: Int, aps: RetractionAPS

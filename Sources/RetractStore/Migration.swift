@@ -42,5 +42,8 @@ package struct Migration: Hashable, Sendable {
         Migration(
             version: 11, name: "0011_console_sessions.sql",
             sql: String(decoding: PackageResources._011_console_sessions_sql, as: UTF8.self)),
+        Migration(
+            version: 12, name: "0012_retraction_history.sql",
+            sql: String(decoding: PackageResources._012_retraction_history_sql, as: UTF8.self)),
     ]
 }

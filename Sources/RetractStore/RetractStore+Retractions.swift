@@ -229,7 +229,8 @@ extension RetractStore {
     static let storedColumns = """
         id, app_id, refs, requested_by, reason, dry_run, state, failure, total, sent, dead, retrying, failed,
         created_at, started_at, finished_at, updated_at, skipped, mode, badge,
-        selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs, pushes, most_pushes
+        selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs, pushes, most_pushes,
+        history_carried, history_left_out
         """
 
     /// ``storedColumns`` and, from its queued work, the devices waiting for
@@ -256,7 +257,8 @@ extension RetractStore {
         let (skipped, mode, badge) = try row.decode((Int, String, Int?).self, startingAt: offset + 17)
         let (kind, value, sentAfter, sentBefore, matched, mostReferences, pushes, mostPushes) = try row.decode(
             (String?, String?, Date?, Date?, Int?, Int?, Int, Int).self, startingAt: offset + 20)
-        let (waiting, waitingReason) = try row.decode((Int, String?).self, startingAt: offset + 28)
+        let (historyCarried, historyLeftOut) = try row.decode((Int, Int).self, startingAt: offset + 28)
+        let (waiting, waitingReason) = try row.decode((Int, String?).self, startingAt: offset + 30)
         let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map { kind in
             RetractionSelector(kind, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore)
         }
@@ -266,7 +268,8 @@ extension RetractStore {
             dryRun: dryRun, state: Retraction.State(rawValue: state) ?? .failed, failure: failure,
             counts: RetractionCounts(
                 total: total, sent: sent, dead: dead, retrying: retrying, failed: failed, skipped: skipped, waiting: waiting),
-            pushes: PushesSent(total: pushes, mostToOneDevice: mostPushes),
+            pushes: PushesSent(
+                total: pushes, mostToOneDevice: mostPushes, historyCarried: historyCarried, historyLeftOut: historyLeftOut),
             waitingReason: waitingReason, mode: RetractionMode(rawValue: mode) ?? .background, badge: badge, createdAt: createdAt,
             startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
     }

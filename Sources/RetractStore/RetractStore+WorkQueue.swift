@@ -117,6 +117,8 @@ extension RetractStore {
                         UPDATE retractions
                         SET sent = sent + \(delta.sent), dead = dead + \(delta.dead), failed = failed + \(delta.failed),
                             pushes = pushes + \(pushes.total), most_pushes = greatest(most_pushes, \(pushes.mostToOneDevice)),
+                            history_carried = history_carried + \(pushes.historyCarried),
+                            history_left_out = history_left_out + \(pushes.historyLeftOut),
                             skipped = skipped + \(delta.skipped), retrying = greatest(retrying + \(delta.retrying), 0),
                             state = CASE WHEN state = 'queued' THEN 'sending' ELSE state END,
                             started_at = coalesce(started_at, now()), updated_at = now()

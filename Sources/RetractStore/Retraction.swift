@@ -109,22 +109,31 @@ extension Retraction {
 
 /// How many pushes went out: one per device sent to, more for a device
 /// whose references need several bodies (or the legacy dialect's one per
-/// reference).
+/// reference); and the references of earlier retractions they carried.
 package struct PushesSent: Hashable, Sendable {
     /// Pushes the services accepted.
     package var total: Int
     /// The most one device needed.
     package var mostToOneDevice: Int
+    /// References of the device's recent earlier retractions its pushes
+    /// carried besides this retraction's, summed over devices.
+    package var historyCarried: Int
+    /// Those recent references left out: no room for them in the body.
+    package var historyLeftOut: Int
 
-    package init(total: Int = 0, mostToOneDevice: Int = 0) {
+    package init(total: Int = 0, mostToOneDevice: Int = 0, historyCarried: Int = 0, historyLeftOut: Int = 0) {
         self.total = total
         self.mostToOneDevice = mostToOneDevice
+        self.historyCarried = historyCarried
+        self.historyLeftOut = historyLeftOut
     }
 
     /// Adds a device's pushes, or another tally's.
     package mutating func add(_ other: PushesSent) {
         total += other.total
         mostToOneDevice = max(mostToOneDevice, other.mostToOneDevice)
+        historyCarried += other.historyCarried
+        historyLeftOut += other.historyLeftOut
     }
 }
 

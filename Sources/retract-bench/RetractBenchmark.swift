@@ -61,6 +61,16 @@ struct RetractBenchmark: AsyncParsableCommand {
             """)
     var compareCampaign = false
 
+    @Flag(
+        help: """
+            Instead of the client alone, time a retraction whose devices each had 20 references retracted in the last \
+            hour (which ride along in every push) next to one of the same tokens in another app, without any.
+            """)
+    var compareHistory = false
+
+    /// Earlier retractions per device in `--compare-history`.
+    static let historyLength = 20
+
     func run() async throws {
         let url = try DatabaseURL(databaseURL)
         let reference = ReferenceID("bench-retraction-\(UUID().uuidString.prefix(8))")
@@ -110,6 +120,52 @@ struct RetractBenchmark: AsyncParsableCommand {
                 await transports.shutdown()
                 print(
                     #"{"devices": \#(count), "window": \#(window), "campaignFirst": \#(campaignFirst), "referencePerSecond": \#(Double(count) / seconds[false]!), "campaignPerSecond": \#(Double(count) / seconds[true]!)}"#
+                )
+                return
+            }
+            if compareHistory {
+                // The same tokens in an app without history, the same reference recorded.
+                let plain = try await store.registerApp(
+                    AppRegistration(
+                        name: app.name + "-plain", topic: "com.example.bench", environment: .sandbox, endpoint: "https://127.0.0.1:\(port)",
+                        authentication: .token(keyID: "BENCHKEY01", teamID: "BENCHTEAM1", keyPath: URL(fileURLWithPath: key).path)),
+                    actor: "bench")
+                for start in stride(from: 0, to: count, by: 10_000) {
+                    _ = try await store.record(
+                        tokens[start..<min(start + 10_000, count)].map {
+                            Delivery(appID: plain.id, reference: reference, token: $0, sentAt: Date())
+                        })
+                }
+                // Each device received 20 earlier messages, each retracted (by one retraction per message).
+                for index in 0..<Self.historyLength {
+                    let earlier = ReferenceID("\(reference)-earlier-\(index)")
+                    for start in stride(from: 0, to: count, by: 10_000) {
+                        _ = try await store.record(
+                            tokens[start..<min(start + 10_000, count)].map {
+                                Delivery(appID: app.id, reference: earlier, token: $0, sentAt: Date())
+                            })
+                    }
+                    _ = try await store.createRetraction(RetractionRequest(appID: app.id, references: [earlier], requestedBy: "bench"))
+                }
+                let (engine, transports) = makeEngine()
+                // The order alternates between runs by a coin.
+                let historyFirst = Bool.random()
+                var seconds: [Bool: Double] = [:]
+                var carried = 0
+                for withHistory in historyFirst ? [true, false] : [false, true] {
+                    seconds[withHistory] = try await Timing.retraction(
+                        of: reference, app: withHistory ? app : plain, count: count, engine: engine
+                    ) { status in
+                        if withHistory { carried = status.retraction.pushes.historyCarried }
+                    }
+                }
+                await transports.shutdown()
+                // What rode along: every device's 20.
+                guard carried == count * Self.historyLength else {
+                    throw CommandFailure("the retraction carried \(carried) earlier references, not \(count * Self.historyLength)")
+                }
+                print(
+                    #"{"devices": \#(count), "window": \#(window), "historyFirst": \#(historyFirst), "historyCarried": \#(carried), "historyPerSecond": \#(Double(count) / seconds[true]!), "plainPerSecond": \#(Double(count) / seconds[false]!)}"#
                 )
                 return
             }

@@ -30,7 +30,7 @@ enum Timing {
     /// every one of `count` devices must have been sent to.
     static func retraction(
         of reference: ReferenceID, app: App, count: Int, engine: RetractEngine, mode: RetractionMode = .background,
-        selector: RetractionSelector? = nil
+        selector: RetractionSelector? = nil, inspect: (RetractionStatus) throws -> Void = { _ in }
     ) async throws -> Double {
         let started = ContinuousClock.now
         let (retraction, _) = try await engine.startRetraction(
@@ -41,6 +41,7 @@ enum Timing {
         guard status.retraction.counts.sent == count else {
             throw CommandFailure("the retraction reached \(status.retraction.counts.sent) of \(count) devices: \(status.failures)")
         }
+        try inspect(status)
         return seconds
     }
 }

@@ -30,7 +30,8 @@ struct EngineOptions: ParsableArguments {
     var fcmCA: String?
 
     @Option(
-        help: "The most pushes in flight at once; within it each app's window sizes itself to APNs's round trip, from 400 up (default 5000).")
+        help:
+            "The most pushes in flight at once; within it each app's window sizes itself to APNs's round trip, from 400 up (default 5000).")
     var window: Int?
 
     @Option(help: "The most HTTP/2 connections per app; two at first, more as its window needs them (default 8).")
@@ -53,6 +54,12 @@ struct EngineOptions: ParsableArguments {
             "The first retry's delay cap in milliseconds; it doubles per attempt, up to 30 s (default 250).", valueName: "MS"))
     var retryBaseDelay: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Hours back a device's earlier retractions in the same app ride along in its retraction pushes, the newest that fit the 4 KB body; 0 for none (default 24).",
+            valueName: "HOURS"))
+    var historyHours: Int?
+
     @Flag(help: "Log what the engine does (info level) to stderr.")
     var verbose = false
 
@@ -67,6 +74,12 @@ struct EngineOptions: ParsableArguments {
             settings.retryBudget = .seconds(retryBudget * 60)
         }
         if let itemAttempts { settings.itemAttempts = itemAttempts }
+        if let historyHours {
+            guard (0...168).contains(historyHours) else {
+                throw RetractError(.invalidInput, "--history-hours \(historyHours): 0 to 168 hours")
+            }
+            settings.historyWindow = .seconds(historyHours * 3600)
+        }
         if let retryBaseDelay {
             guard (1...60_000).contains(retryBaseDelay) else {
                 throw RetractError(.invalidInput, "--retry-base-delay \(retryBaseDelay): 1 to 60000 ms")

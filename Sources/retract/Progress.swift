@@ -76,6 +76,11 @@ extension RetractionView {
         }
         lines.append(reached)
         if mostPushesToOneDevice > 1 { lines.append("  pushes: \(pushes), up to \(mostPushesToOneDevice) to one device") }
+        if historyCarried + historyLeftOut > 0 {
+            var line = "  earlier retractions: \(historyCarried) references rode along"
+            if historyLeftOut > 0 { line += ", \(historyLeftOut) left out (no room in the body)" }
+            lines.append(line)
+        }
         if waiting > 0 { lines.append("  waiting: \(waiting) devices for the service to come back (\(waitingReason ?? "unreachable"))") }
         for (reason, count) in failures.sorted(by: { $0.value > $1.value }) { lines.append("  failed: \(count) × \(reason)") }
         for hint in hints ?? [] { lines.append("  hint: \(hint)") }

@@ -16,6 +16,31 @@ struct PayloadBuilderTests {
         )
     }
 
+    /// A device's earlier retractions ride along after its own references,
+    /// newest first, as many as fit; repeats skipped; the first that does
+    /// not fit ends the list.
+    @Test func earlierRetractionsRideAlongAsFarAsTheyFit() throws {
+        let (body, carried) = try canonical.retractionBody(for: ["m3"], addingWhatFitsOf: ["m2", "m3", "m1"])
+        #expect(carried == 2)
+        #expect(
+            body.utf8String
+                == #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceIds":["m3","m2","m1"],"isReferredNotificationMustRemoved":true}}"#
+        )
+        let long = (0..<100).map { ReferenceID(String(format: "%04d-", $0) + String(repeating: "x", count: 95)) }
+        let (full, fitted) = try canonical.retractionBody(for: ["now"], addingWhatFitsOf: long, limit: 1000)
+        #expect(full.count <= 1000)
+        #expect(fitted > 0 && fitted < long.count)
+        #expect(try RetractPayload.retraction(in: userInfo(full.utf8String)) == Set(["now"] + long.prefix(fitted)))
+        // One more would not have fitted.
+        let (_, oneMore) = try canonical.retractionBody(for: ["now"], addingWhatFitsOf: Array(long.prefix(fitted + 1)), limit: 1000)
+        #expect(oneMore == fitted)
+        // Nothing fits beside a body already full: carried 0, the own references kept.
+        let (alone, none) = try canonical.retractionBody(for: ["now"], addingWhatFitsOf: long, limit: 160)
+        #expect(none == 0)
+        #expect(try RetractPayload.retraction(in: userInfo(alone.utf8String)) == ["now"])
+        #expect(error { try legacy.retractionBody(for: ["1"], addingWhatFitsOf: ["2"]) } is RetractPayloadError)
+    }
+
     @Test func legacyRetractionBodyIsTheArticlesKeysWithIntegerIDs() throws {
         let bodies = try legacy.retractionBodies(for: ["233"])
         #expect(

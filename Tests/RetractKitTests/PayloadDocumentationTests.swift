@@ -17,7 +17,7 @@ struct PayloadDocumentationTests {
 
     @Test func everyExampleIsJSONWhoseCustomDataReads() throws {
         let blocks = try jsonBlocks()
-        #expect(blocks.count == 10)  // FCM's blocks are checked by RetractFCMTests
+        #expect(blocks.count == 11)  // FCM's blocks are checked by RetractFCMTests
         for block in blocks {
             let reading = RetractPayload.read(try userInfo(block))
             #expect(reading.customData != nil, "\(block)")
@@ -36,6 +36,9 @@ struct PayloadDocumentationTests {
         #expect(
             reading.diagnostics.map(\.key) == (1...3).map { "notificationCustomData.pushNotificationReferenceIds[\($0)]" }
         )
+        let ridingAlong = try #require(blocks.first { $0.contains(#"["m2","m1"]"#) })
+        #expect(RetractPayload.retraction(in: try userInfo(ridingAlong)) == ["m2", "m1"])
+        #expect(try PayloadBuilder().retractionBody(for: ["m2"], addingWhatFitsOf: ["m1"]).body == Data(ridingAlong.utf8))
         let thread = try #require(blocks.first { $0.contains("pushNotificationThreadIds") })
         #expect(RetractPayload.read(try userInfo(thread)).retractedThreads == ["conversation-77"])
     }

@@ -7,6 +7,9 @@
 # Then times a service-extension retraction next to a background one of the
 # same devices, in the same process (ratio service-extension/background),
 # once as recorded and once with each delivery's collapse id recorded.
+# Then times a retraction whose devices each had 20 references retracted in the
+# last hour, which ride along in every push, next to one of the same tokens in
+# an app without any (ratio history/plain), in the same process.
 # Then runs `retract notification` (release build, its own process) for N/10
 # and N recorded devices and prints each process's peak RSS: memory follows
 # the window and page size, not the number of devices.
@@ -16,12 +19,15 @@
 # next to one by the reference, of the same deliveries, in the same process
 # (ratio campaign/reference); then the peak RSS of `retract notification
 # --campaign` for N/10 and N.
+# With --history, only the comparison of devices with 20 recent retractions
+# each next to devices without.
 # Uses DATABASE_URL's server when set, else a throwaway PostgreSQL removed at exit.
 set -euo pipefail
 
 devices=
 runs=3
 campaign=false
+history_only=false
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -29,6 +35,7 @@ while [ $# -gt 0 ]; do
         --runs) runs=$2; shift 2 ;;
         --window|--connections) extra+=("$1" "$2"); shift 2 ;;
         --campaign) campaign=true; shift ;;
+        --history) history_only=true; shift ;;
         *) echo "bench retract: unknown argument $1" >&2; exit 64 ;;
     esac
 done
@@ -92,6 +99,13 @@ if $campaign; then
     peak_rss_table campaign
     exit 0
 fi
+if $history_only; then
+    printf 'devices with 20 recent retractions each next to devices without, same run\n'
+    ratio_runs historyPerSecond plainPerSecond history/s plain/s \
+        "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+        --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-history
+    exit 0
+fi
 ratio_runs enginePerSecond clientPerSecond engine/s client/s \
     "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
     --key "$work/signing-key.p8" -n "$devices" "${extra[@]}"
@@ -110,5 +124,12 @@ printf '\nthe same, the deliveries recorded with a collapse id (as retract send 
 ratio_runs serviceExtensionPerSecond backgroundPerSecond service-ext/s background/s \
     "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
     --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-modes --collapse-ids
+
+# Earlier retractions ride along (docs/payload.md): each device's 20 recent
+# retractions, read per page in one query, topped up into its body.
+printf '\ndevices with 20 recent retractions each next to devices without, same run\n'
+ratio_runs historyPerSecond plainPerSecond history/s plain/s \
+    "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
+    --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-history
 
 peak_rss_table reference

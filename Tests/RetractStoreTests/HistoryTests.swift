@@ -1,0 +1,65 @@
+import Foundation
+import PostgresNIO
+import RetractKit
+import RetractStore
+import RetractTestSupport
+import Testing
+
+/// What a page of devices had retracted recently: what rides along in their
+/// retraction pushes (docs/engine.md, "Earlier retractions ride along").
+@Suite("Recent retractions per device")
+struct HistoryTests {
+    @Test func aPageOfDevicesGetsItsOwnRecentRetractionsNewestFirstInOneRead() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let chat = try await Fixture.registerApp(store)
+            let other = try await Fixture.registerApp(store, name: "other")
+            try await store.record(
+                Fixture.deliveries(app: chat, reference: "m1", tokens: 0..<3)
+                    + Fixture.deliveries(app: chat, reference: "m2", tokens: 0..<2)
+                    + Fixture.deliveries(app: chat, reference: "m3", tokens: [0])
+                    + Fixture.deliveries(app: chat, reference: "m4", tokens: [1])
+                    + Fixture.deliveries(app: chat, reference: "m5", tokens: [0])
+                    + Fixture.deliveries(app: other, reference: "m9", tokens: [0]))
+            func retract(_ references: [ReferenceID], app: App = chat, dryRun: Bool = false) async throws -> UUID {
+                try await store.createRetraction(
+                    RetractionRequest(appID: app.id, references: references, requestedBy: "tests", dryRun: dryRun)
+                ).0.id
+            }
+            _ = try await retract(["m1"])
+            // Later transactions, later times: m2 and m4 are newer than m1.
+            try await Task.sleep(for: .milliseconds(20))
+            _ = try await retract(["m2", "m4"])
+            _ = try await retract(["m5"], dryRun: true)
+            _ = try await retract(["m9"], app: other)
+            try await Task.sleep(for: .milliseconds(20))
+            let current = try await retract(["m3"])
+
+            let found = try await store.recentlyRetractedReferences(
+                appID: chat.id, devices: (0..<4).map(Fixture.token), since: Date().addingTimeInterval(-3600), excluding: current)
+            // Newest first; the dry run, the other app, the current retraction and devices with none are left out.
+            #expect(found == [Fixture.token(0): ["m2", "m1"], Fixture.token(1): ["m2", "m4", "m1"], Fixture.token(2): ["m1"]])
+
+            // Outside the window: nothing.
+            let none = try await store.recentlyRetractedReferences(
+                appID: chat.id, devices: (0..<4).map(Fixture.token), since: Date().addingTimeInterval(60), excluding: current)
+            #expect(none.isEmpty)
+        }
+    }
+
+    @Test func aRetractionCountsWhatRodeAlongAndWhatWasLeftOut() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let chat = try await Fixture.registerApp(store)
+            try await store.record(Fixture.deliveries(app: chat, reference: "m1", tokens: 0..<2))
+            let (retraction, _) = try await store.createRetraction(
+                RetractionRequest(appID: chat.id, references: ["m1"], requestedBy: "tests"))
+            let item = try #require(try await store.claimWork(worker: "tests", limit: 1, lease: .seconds(60)).first)
+            _ = try await store.finish([
+                WorkResult(
+                    item: item, counts: RetractionCounts(sent: 2),
+                    pushes: PushesSent(total: 2, mostToOneDevice: 1, historyCarried: 30, historyLeftOut: 7))
+            ])
+            let account = try #require(try await store.retraction(id: retraction.id))
+            #expect(account.pushes == PushesSent(total: 2, mostToOneDevice: 1, historyCarried: 30, historyLeftOut: 7))
+        }
+    }
+}
