@@ -14,6 +14,11 @@ import SimulatorSupport
 /// - a background push reaches the app only when iOS hands it over: not to a
 ///   force-quit app, not in Low Power Mode, and not beyond the app's budget;
 ///   then it goes to ``RetractionHandler``.
+///
+/// Before those rules, two that keep only the latest push: while the phone is
+/// offline APNs stores one push per app, the latest, and delivers it when the
+/// phone is back; and of background pushes to a suspended app arriving close
+/// together (``Phone/burstWindow``), iOS wakes the app once, with the latest.
 public enum APNsSimulatedDevice {
     /// A phone, as far as it decides what a push does.
     public struct Phone: Sendable, Hashable, Codable {
@@ -43,11 +48,51 @@ public enum APNsSimulatedDevice {
         /// budgets them: a few an hour), by the time each push was received;
         /// 0 for an app that spent its budget; nil for no limit.
         public var backgroundBudget: Int?
+        /// Seconds: a background push to a suspended (`background`) app
+        /// followed by another within this time is dropped in favour of the
+        /// later one, as iOS wakes the app once for a burst. Nil or 0 hands
+        /// every push over.
+        public var burstWindow: TimeInterval?
+        /// When the phone was offline, oldest first: APNs keeps only the
+        /// latest push sent in each period and delivers it at the period's end.
+        public var offline: [OfflinePeriod]
 
-        public init(appState: AppState = .background, serviceExtension: ServiceExtension = .none, backgroundBudget: Int? = nil) {
+        public init(
+            appState: AppState = .background, serviceExtension: ServiceExtension = .none, backgroundBudget: Int? = nil,
+            burstWindow: TimeInterval? = nil, offline: [OfflinePeriod] = []
+        ) {
             self.appState = appState
             self.serviceExtension = serviceExtension
             self.backgroundBudget = backgroundBudget
+            self.burstWindow = burstWindow
+            self.offline = offline
+        }
+
+        // Written by hand so that JSON from before `offline` existed still decodes.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            appState = try container.decodeIfPresent(AppState.self, forKey: .appState) ?? .background
+            serviceExtension = try container.decodeIfPresent(ServiceExtension.self, forKey: .serviceExtension) ?? .none
+            backgroundBudget = try container.decodeIfPresent(Int.self, forKey: .backgroundBudget)
+            burstWindow = try container.decodeIfPresent(TimeInterval.self, forKey: .burstWindow)
+            offline = try container.decodeIfPresent([OfflinePeriod].self, forKey: .offline) ?? []
+        }
+    }
+
+    /// A time the phone could not be reached: from `start` until `end`, or
+    /// still offline when `end` is nil.
+    public struct OfflinePeriod: Sendable, Hashable, Codable {
+        public var start: Date
+        public var end: Date?
+
+        public init(start: Date, end: Date? = nil) {
+            self.start = start
+            self.end = end
+        }
+
+        /// Whether a push sent at `time` found the phone offline.
+        public func contains(_ time: Date) -> Bool {
+            time >= start && end.map { time < $0 } ?? true
         }
     }
 
@@ -60,8 +105,17 @@ public enum APNsSimulatedDevice {
         public var texts: [String: String]
         /// What each background push that reached the app did.
         public var outcomes: [RetractionOutcome]
-        /// Background pushes iOS did not hand to the app.
+        /// Background pushes iOS did not hand to the app (force-quit, Low
+        /// Power Mode, over budget).
         public var dropped: Int
+        /// Background pushes to the suspended app dropped for a later one
+        /// within ``Phone/burstWindow``.
+        public var coalesced: Int
+        /// Pushes sent while the phone was offline that a later one sent in
+        /// the same period replaced, so they never reached it.
+        public var storedAndReplaced: Int
+        /// Pushes APNs still holds for the phone, which is offline: 0 or 1.
+        public var stored: Int
     }
 
     /// What `phone`, having received `pushes` in this order, shows.
@@ -72,18 +126,21 @@ public enum APNsSimulatedDevice {
         let handler = RetractionHandler(center: center, tombstones: tombstones)
         let serviceExtension = RetractionServiceExtension(
             center: center, tombstones: tombstones, hasFilteringEntitlement: phone.serviceExtension == .filtering)
-        var screen = Screen(showing: [], texts: [:], outcomes: [], dropped: 0)
+        let arrivals = Arrivals(pushes, on: phone)
+        var screen = Screen(
+            showing: [], texts: [:], outcomes: [], dropped: 0, coalesced: arrivals.coalesced,
+            storedAndReplaced: arrivals.storedAndReplaced, stored: arrivals.stored)
         var handed: [Date] = []
-        for push in pushes {
+        for (push, arrivedAt) in arrivals.delivered {
             let userInfo = push.userInfo
             if push.pushType == "background" {
-                let lastHour = handed.filter { push.receivedAt.timeIntervalSince($0) < 3600 }.count
+                let lastHour = handed.filter { arrivedAt.timeIntervalSince($0) < 3600 }.count
                 let overBudget = phone.backgroundBudget.map { lastHour >= $0 } ?? false
                 guard phone.appState == .background, !overBudget else {
                     screen.dropped += 1
                     continue
                 }
-                handed.append(push.receivedAt)
+                handed.append(arrivedAt)
                 screen.outcomes.append(await handler.handle(userInfo: userInfo))
                 continue
             }

@@ -41,7 +41,9 @@ public final class APNsSimulator: Sendable {
     private let inboxServer: (any Channel)?
     private let inbox: SimulatorInbox
     private let phones: APNsPhoneMix
+    private let offline: OfflineDevices
     private let unregistered: UnregisteredTokens
+    private let now: @Sendable () -> Date
 
     private init(
         server: any Channel,
@@ -50,7 +52,9 @@ public final class APNsSimulator: Sendable {
         inboxServer: (any Channel)?,
         inbox: SimulatorInbox,
         phones: APNsPhoneMix,
+        offline: OfflineDevices,
         unregistered: UnregisteredTokens,
+        now: @escaping @Sendable () -> Date,
         certificateAuthorityPEM: String?
     ) {
         listener = NIOLockedValueBox(server)
@@ -60,7 +64,9 @@ public final class APNsSimulator: Sendable {
         self.inboxServer = inboxServer
         self.inbox = inbox
         self.phones = phones
+        self.offline = offline
         self.unregistered = unregistered
+        self.now = now
         self.certificateAuthorityPEM = certificateAuthorityPEM
         port = server.localAddress?.port ?? 0
         inboxPort = inboxServer?.localAddress?.port
@@ -73,6 +79,7 @@ public final class APNsSimulator: Sendable {
         let (tls, authorityPEM) = try makeTLSContext(configuration)
         let inbox = SimulatorInbox(recordsPushes: configuration.recordsInbox, onTokenRefused: configuration.onTokenRefused)
         let unregistered = UnregisteredTokens()
+        let offline = OfflineDevices()
         let rules = SimulatorRules(configuration: configuration, unregisteredLater: unregistered)
         let now = configuration.now
         let settings = [
@@ -115,7 +122,8 @@ public final class APNsSimulator: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                        try channel.pipeline.syncOperations.addHandler(InboxHTTPHandler(inbox: inbox, phones: configuration.phones))
+                        try channel.pipeline.syncOperations.addHandler(
+                            InboxHTTPHandler(inbox: inbox, phones: configuration.phones, offline: offline, now: now))
                     }
                 }
                 .bind(host: configuration.host, port: inboxPort)
@@ -123,7 +131,7 @@ public final class APNsSimulator: Sendable {
         }
         return APNsSimulator(
             server: server, listen: listen, connections: connections, inboxServer: inboxServer, inbox: inbox,
-            phones: configuration.phones, unregistered: unregistered,
+            phones: configuration.phones, offline: offline, unregistered: unregistered, now: now,
             certificateAuthorityPEM: authorityPEM)
     }
 
@@ -133,9 +141,29 @@ public final class APNsSimulator: Sendable {
     }
 
     /// What `deviceToken`'s phone (its kind from the configuration's
-    /// ``APNsSimulatorConfiguration/phones``) displays after the pushes it was sent.
+    /// ``APNsSimulatorConfiguration/phones``) displays after the pushes it
+    /// was sent, with the times it was offline.
     public func screen(of deviceToken: String) async -> APNsSimulatedDevice.Screen {
-        await APNsSimulatedDevice.replay(inbox.pushes(for: deviceToken), on: phones.phone(for: deviceToken))
+        await APNsSimulatedDevice.replay(inbox.pushes(for: deviceToken), on: phone(of: deviceToken))
+    }
+
+    /// The phone `deviceToken` is: its kind from the configuration's
+    /// ``APNsSimulatorConfiguration/phones``, and when it was offline.
+    public func phone(of deviceToken: String) -> APNsSimulatedDevice.Phone {
+        phones.phone(for: deviceToken, offline: offline)
+    }
+
+    /// `deviceToken`'s phone goes offline now (the simulator's clock): APNs
+    /// keeps only the latest push sent to it until ``bringOnline(deviceToken:)``.
+    /// The push is still accepted, as APNs accepts it.
+    public func takeOffline(deviceToken: String) {
+        offline.takeOffline(deviceToken, at: now())
+    }
+
+    /// `deviceToken`'s phone is back now: it receives the latest push sent
+    /// while it was offline, and the pushes sent from now on.
+    public func bringOnline(deviceToken: String) {
+        offline.bringOnline(deviceToken, at: now())
     }
 
     /// Every device's accepted pushes, by lowercase hex token.

@@ -8,8 +8,8 @@ public struct APNsSimulatorConfiguration: Sendable {
     public var host: String
     public var port: Int
     /// The plain-HTTP inbox endpoint for other processes (`GET /inbox/<token>`,
-    /// `GET /screen/<token>`, `GET /stats`, `DELETE /inbox`); nil for none, 0
-    /// for a free port.
+    /// `GET /screen/<token>`, `POST /offline/<token>`, `POST /online/<token>`,
+    /// `GET /stats`, `DELETE /inbox`); nil for none, 0 for a free port.
     public var inboxPort: Int?
     public var tls: APNsSimulatorTLS
     /// Keys whose provider tokens are accepted.

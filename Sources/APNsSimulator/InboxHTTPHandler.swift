@@ -5,18 +5,24 @@ import NIOHTTP1
 
 /// The simulator's plain-HTTP window for other processes:
 /// `GET /inbox/<token>` (the pushes a device got, JSON), `GET /screen/<token>`
-/// (what its phone displays), `GET /stats`, `DELETE /inbox` (forget all pushes).
+/// (what its phone displays), `POST /offline/<token>` and `POST /online/<token>`
+/// (its phone goes offline or comes back, now), `GET /stats`, `DELETE /inbox`
+/// (forget all pushes).
 final class InboxHTTPHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let inbox: SimulatorInbox
     private let phones: APNsPhoneMix
+    private let offline: OfflineDevices
+    private let now: @Sendable () -> Date
     private var head: HTTPRequestHead?
 
-    init(inbox: SimulatorInbox, phones: APNsPhoneMix) {
+    init(inbox: SimulatorInbox, phones: APNsPhoneMix, offline: OfflineDevices, now: @escaping @Sendable () -> Date) {
         self.inbox = inbox
         self.phones = phones
+        self.offline = offline
+        self.now = now
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -36,7 +42,7 @@ final class InboxHTTPHandler: ChannelInboundHandler {
             }
             // Working out a screen runs RetractKit's code, which is async.
             let token = String(path.dropFirst("/screen/".count))
-            let (pushes, phone) = (inbox.pushes(for: token), phones.phone(for: token))
+            let (pushes, phone) = (inbox.pushes(for: token), phones.phone(for: token, offline: offline))
             let answer = context.eventLoop.makePromise(of: ByteBuffer.self)
             answer.completeWithTask { ScreenView(token: token, phone: phone, await APNsSimulatedDevice.replay(pushes, on: phone)).json }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -74,10 +80,21 @@ final class InboxHTTPHandler: ChannelInboundHandler {
             case (.GET, let path) where path.hasPrefix("/inbox/"):
                 let token = String(path.dropFirst("/inbox/".count))
                 return (.ok, ByteBuffer(data: try encoder.encode(inbox.pushes(for: token))))
+            case (.POST, let path) where path.hasPrefix("/offline/"):
+                let token = String(path.dropFirst("/offline/".count))
+                offline.takeOffline(token, at: now())
+                return (.ok, ByteBuffer(data: try encoder.encode(OfflineView(token: token, offline.periods(for: token)))))
+            case (.POST, let path) where path.hasPrefix("/online/"):
+                let token = String(path.dropFirst("/online/".count))
+                offline.bringOnline(token, at: now())
+                return (.ok, ByteBuffer(data: try encoder.encode(OfflineView(token: token, offline.periods(for: token)))))
             default:
                 return (
                     .notFound,
-                    ByteBuffer(string: #"{"error":"not found: GET /inbox/<token>, GET /screen/<token>, GET /stats, DELETE /inbox"}"#)
+                    ByteBuffer(
+                        string:
+                            #"{"error":"not found: GET /inbox/<token>, GET /screen/<token>, POST /offline/<token>, POST /online/<token>, GET /stats, DELETE /inbox"}"#
+                    )
                 )
             }
         } catch {
@@ -86,8 +103,22 @@ final class InboxHTTPHandler: ChannelInboundHandler {
     }
 }
 
+/// What `POST /offline/<token>` and `POST /online/<token>` answer: whether
+/// the phone is offline now, and when it was.
+struct OfflineView: Encodable {
+    var token: String
+    var isOffline: Bool
+    var offline: [APNsSimulatedDevice.OfflinePeriod]
+
+    init(token: String, _ periods: [APNsSimulatedDevice.OfflinePeriod]) {
+        self.token = token.lowercased()
+        isOffline = periods.last.map { $0.end == nil } ?? false
+        offline = periods
+    }
+}
+
 /// What `GET /screen/<token>` answers: the phone, what it shows, and the
-/// background pushes iOS did not hand its app.
+/// pushes that did not reach its app, by why.
 struct ScreenView: Encodable {
     struct Shown: Encodable {
         var identifier: String
@@ -99,6 +130,9 @@ struct ScreenView: Encodable {
     var phone: APNsSimulatedDevice.Phone
     var showing: [Shown]
     var dropped: Int
+    var coalesced: Int
+    var storedAndReplaced: Int
+    var stored: Int
 
     init(token: String, phone: APNsSimulatedDevice.Phone, _ screen: APNsSimulatedDevice.Screen) {
         self.token = token.lowercased()
@@ -109,10 +143,14 @@ struct ScreenView: Encodable {
                 references: ([notification.referenceID].compactMap { $0 } + notification.referenceIDs).map(\.rawValue))
         }
         dropped = screen.dropped
+        coalesced = screen.coalesced
+        storedAndReplaced = screen.storedAndReplaced
+        stored = screen.stored
     }
 
     var json: ByteBuffer {
         let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = .sortedKeys
         return ByteBuffer(data: (try? encoder.encode(self)) ?? Data("{}".utf8))
     }

@@ -16,8 +16,10 @@ struct SimulatorCommand: AsyncParsableCommand {
             validates paths, headers and bodies, and keeps what each device was sent, readable \
             over plain HTTP on --inbox-port (GET /inbox/<token>, GET /screen/<token>, GET /stats, \
             DELETE /inbox). GET /screen/<token> answers what the device's phone displays, with \
-            iOS's rules for its kind (--phones, --service-extension, --background-budget) and the \
-            same RetractKit code an app runs.
+            iOS's rules for its kind (--phones, --service-extension, --background-budget, \
+            --burst-window) and the same RetractKit code an app runs. POST /offline/<token> takes \
+            the phone offline now and POST /online/<token> brings it back: as APNs does, only the \
+            latest push sent in between reaches it, when it is back.
 
             The server certificate is made at start; its authority is written to \
             <cert-dir>/simulator-ca.pem for clients to trust. Each new way a provider token is \
@@ -94,6 +96,12 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Background pushes iOS hands an app in any hour.", valueName: "N"))
     var backgroundBudget = 3
 
+    @Option(
+        help: ArgumentHelp(
+            "Of background pushes to a suspended app this close together, only the latest is handed over: iOS wakes the app once for a burst. 0 hands every one over.",
+            valueName: "SECONDS"))
+    var burstWindow: TimeInterval = 10
+
     func run() async throws {
         // Scripts read the port from the first line, often through a file.
         lineBufferStandardOutput()
@@ -101,7 +109,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         var unregisteredTokens: [String: Date] = [:]
         let phoneMix: APNsPhoneMix
         do {
-            phoneMix = try Self.phoneMix(phones, serviceExtension: serviceExtension, budget: backgroundBudget)
+            phoneMix = try Self.phoneMix(phones, serviceExtension: serviceExtension, budget: backgroundBudget, burstWindow: burstWindow)
             for key in keys {
                 let parts = key.split(separator: ":", maxSplits: 2).map(String.init)
                 guard parts.count == 3 else { throw RetractError(.invalidInput, "--key \(key): expected KEYID:TEAMID:PEM-FILE") }
@@ -180,16 +188,20 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     /// `background=80,force-quit=15,over-budget=5` as a mix of phones.
     static func phoneMix(
-        _ text: String, serviceExtension: APNsSimulatedDevice.Phone.ServiceExtension, budget: Int
+        _ text: String, serviceExtension: APNsSimulatedDevice.Phone.ServiceExtension, budget: Int, burstWindow: TimeInterval = 0
     ) throws(RetractError) -> APNsPhoneMix {
         guard budget >= 0 else { throw RetractError(.invalidInput, "--background-budget \(budget): 0 or more") }
+        guard burstWindow >= 0, burstWindow.isFinite else {
+            throw RetractError(.invalidInput, "--burst-window \(burstWindow): 0 or more seconds")
+        }
         var shares: [APNsPhoneMix.Share] = []
         for part in text.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard pair.count == 2, let weight = Int(pair[1]), weight >= 0 else {
                 throw RetractError(.invalidInput, "--phones \(part): expected KIND=PERCENT, such as force-quit=15")
             }
-            var phone = APNsSimulatedDevice.Phone(serviceExtension: serviceExtension, backgroundBudget: budget)
+            var phone = APNsSimulatedDevice.Phone(
+                serviceExtension: serviceExtension, backgroundBudget: budget, burstWindow: burstWindow)
             switch pair[0] {
             case "over-budget": phone.backgroundBudget = 0
             case let kind:

@@ -110,7 +110,92 @@ struct SimulatorCommandTests {
         await client.shutdown()
     }
 
+    /// iOS keeping only the latest push, as a separate process reports it:
+    /// two background retractions a second apart wake a suspended app once,
+    /// with the later; a phone taken offline with POST /offline/<token> gets
+    /// only the latest push sent meanwhile, once POST /online/<token> brings it back.
+    @Test func reportsWhatKeepingOnlyTheLatestPushLeavesOnAPhone() async throws {
+        let scratch = try ScratchFolder()
+        let key = P256.Signing.PrivateKey()
+        let keyPath = try scratch.file("AuthKey.p8", key.pemRepresentation)
+        let (port, inboxPort) = (try freePort(), try freePort())
+        let process = try RetractCLI.start([
+            "simulator", "--port", "\(port)", "--inbox-port", "\(inboxPort)", "--cert-dir", scratch.url.path,
+            "--key", "KEY1234567:TEAM123456:\(keyPath)", "--burst-window", "10",
+        ])
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let caFile = scratch.url.appendingPathComponent("simulator-ca.pem")
+        #expect(await eventually { FileManager.default.fileExists(atPath: caFile.path) && canConnect(to: inboxPort) })
+        let client = try APNsClient(
+            configuration: APNsClientConfiguration(
+                environment: .custom(host: "127.0.0.1", port: port),
+                authentication: .token(key: APNsSigningKey(contentsOfFile: keyPath), keyID: "KEY1234567", teamID: "TEAM123456"),
+                additionalTrustRootsPEM: [try String(contentsOf: caFile, encoding: .utf8)]))
+        func original(_ message: String) -> APNsRequest {
+            let body =
+                #"{"aps":{"alert":{"body":"text of \#(message)"}},"notificationCustomData":{"pushNotificationReferenceId":"\#(message)"}}"#
+            return APNsRequest(deviceToken: "", topic: "com.example.chat", pushType: .alert, collapseID: message, body: Array(body.utf8))
+        }
+        func retraction(_ message: String) -> APNsRequest {
+            let body =
+                #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"\#(message)","isReferredNotificationMustRemoved":true}}"#
+            return APNsRequest(deviceToken: "", topic: "com.example.chat", pushType: .background, body: Array(body.utf8))
+        }
+        func send(_ request: APNsRequest, to token: String) async throws {
+            var request = request
+            request.deviceToken = token
+            _ = try await client.send(request)
+        }
+        func call(_ method: String, _ path: String) async throws -> [String: Any] {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(inboxPort)\(path)")!)
+            request.httpMethod = method
+            let (data, _) = try await URLSession.shared.data(for: request)
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+        func texts(_ screen: [String: Any]) -> [String]? {
+            (screen["showing"] as? [[String: Any]])?.compactMap { $0["text"] as? String }
+        }
+
+        let suspended = String(repeating: "0c", count: 32)
+        try await send(original("m1"), to: suspended)
+        try await send(retraction("m1"), to: suspended)
+        try await Task.sleep(for: .seconds(1))
+        try await send(retraction("m2"), to: suspended)
+        // The app was woken once, for m2: m1 stays.
+        let burst = try await call("GET", "/screen/\(suspended)")
+        #expect(texts(burst) == ["text of m1"])
+        #expect(burst["coalesced"] as? Int == 1)
+        #expect(burst["dropped"] as? Int == 0)
+        #expect((burst["phone"] as? [String: Any])?["burstWindow"] as? Double == 10)
+
+        let away = String(repeating: "0d", count: 32)
+        try await send(original("m1"), to: away)
+        let wentOffline = try await call("POST", "/offline/\(away)")
+        #expect(wentOffline["isOffline"] as? Bool == true)
+        try await send(retraction("m1"), to: away)
+        try await send(original("m2"), to: away)
+        let whileOffline = try await call("GET", "/screen/\(away)")
+        #expect(texts(whileOffline) == ["text of m1"])
+        #expect(whileOffline["stored"] as? Int == 1)
+        #expect(whileOffline["storedAndReplaced"] as? Int == 1)
+        let cameBack = try await call("POST", "/online/\(away)")
+        #expect(cameBack["isOffline"] as? Bool == false)
+        #expect((cameBack["offline"] as? [[String: Any]])?.count == 1)
+        // Only m2 was delivered: the retraction of m1 was replaced while the phone was away.
+        let back = try await call("GET", "/screen/\(away)")
+        #expect(texts(back) == ["text of m1", "text of m2"])
+        #expect(back["stored"] as? Int == 0)
+        #expect(back["storedAndReplaced"] as? Int == 1)
+        // The other phone was never offline.
+        #expect(try await call("GET", "/screen/\(suspended)")["storedAndReplaced"] as? Int == 0)
+        await client.shutdown()
+    }
+
     @Test(arguments: [
+        (["--burst-window=-1"], "retract simulator: --burst-window -1.0: 0 or more seconds"),
         (
             ["--phones", "asleep=100"],
             #"retract simulator: --phones asleep=100: "asleep" is not background, force-quit, low-power or over-budget"#
