@@ -1,5 +1,6 @@
 import APNsSimulator
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
 import SimulatorSupport
@@ -133,6 +134,40 @@ struct SimulatorFaultTests {
             let (missing, missingResponse) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(inboxPort)/nothing")!)
             #expect((missingResponse as? HTTPURLResponse)?.statusCode == 404)
             #expect(String(decoding: missing, as: UTF8.self).contains("GET /inbox/<token>"))
+        }
+    }
+    /// A phone taken offline in-process gets only the latest push sent
+    /// meanwhile, when it is back, and ``APNsSimulator/screen(of:)`` shows it.
+    @Test func aPhoneTakenOfflineGetsOnlyTheLatestPushWhenItIsBack() async throws {
+        let clock = NIOLockedValueBox(Date())
+        func wait(_ seconds: TimeInterval) { clock.withLockedValue { $0 += seconds } }
+        let device = token(7)
+        let path = "/3/device/\(device)"
+        func original(_ message: String) -> String {
+            #"{"aps":{"alert":{"body":"text of \#(message)"}},"notificationCustomData":{"pushNotificationReferenceId":"\#(message)"}}"#
+        }
+        try await fixture.run(now: { clock.withLockedValue { $0 } }) { simulator, sender in
+            let alert = try fixture.alertHeaders().replacing(":path", with: path)
+            #expect(try await sender.send(alert.replacing("apns-collapse-id", with: "m1"), body: original("m1")).status == 200)
+            wait(10)
+            simulator.takeOffline(deviceToken: device)
+            wait(10)
+            // Fixture.body retracts m1; the next message replaces it in APNs's store.
+            #expect(try await sender.send(try fixture.headers(path: path), body: Fixture.body).status == 200)
+            wait(10)
+            #expect(try await sender.send(alert.replacing("apns-collapse-id", with: "m2"), body: original("m2")).status == 200)
+            wait(10)
+            let away = await simulator.screen(of: device)
+            #expect(away.texts.keys.sorted() == ["m1"])
+            #expect(away.stored == 1)
+            #expect(away.storedAndReplaced == 1)
+            simulator.bringOnline(deviceToken: device)
+            let back = await simulator.screen(of: device)
+            #expect(back.texts.keys.sorted() == ["m1", "m2"])
+            #expect(back.stored == 0)
+            #expect(back.storedAndReplaced == 1)
+            #expect(simulator.phone(of: device).offline.count == 1)
+            #expect(await simulator.screen(of: token(8)).storedAndReplaced == 0)
         }
     }
 }
