@@ -17,25 +17,26 @@ extension APNsSimulatedDevice {
 
         init(_ pushes: [APNsReceivedPush], on phone: Phone) {
             // APNs holds one push per app for an offline phone: the latest of
-            // each period, delivered when the phone is back.
-            var online: [(push: APNsReceivedPush, at: Date, order: Int)] = []
-            var held: [Int: (push: APNsReceivedPush, order: Int)] = [:]
-            for (order, push) in pushes.enumerated() {
+            // each period, delivered when the phone is back. The list's order
+            // is kept otherwise: callers may mix in pushes of their own making.
+            var online: [(push: APNsReceivedPush, at: Date)] = []
+            var held: [Int: APNsReceivedPush] = [:]
+            for push in pushes {
                 guard let period = phone.offline.firstIndex(where: { $0.contains(push.receivedAt) }) else {
-                    online.append((push, push.receivedAt, order))
+                    online.append((push, push.receivedAt))
                     continue
                 }
                 if held[period] != nil { storedAndReplaced += 1 }
-                held[period] = (push, order)
+                held[period] = push
             }
-            for (period, kept) in held {
+            for (period, push) in held.sorted(by: { $0.key > $1.key }) {
                 guard let end = phone.offline[period].end else {
                     stored += 1
                     continue
                 }
-                online.append((kept.push, end, kept.order))
+                let position = online.firstIndex { $0.at >= end } ?? online.endIndex
+                online.insert((push, end), at: position)
             }
-            online.sort { ($0.at, $0.order) < ($1.at, $1.order) }
 
             // iOS wakes a suspended app once for a burst of background pushes, with the latest.
             let window = phone.appState == .background ? phone.burstWindow ?? 0 : 0
@@ -43,7 +44,7 @@ extension APNsSimulatedDevice {
             if window > 0 {
                 let background = online.indices.filter { online[$0].push.pushType == "background" }
                 for (index, next) in zip(background, background.dropFirst())
-                where online[next].at.timeIntervalSince(online[index].at) < window {
+                where abs(online[next].at.timeIntervalSince(online[index].at)) < window {
                     dropped.insert(index)
                 }
             }
