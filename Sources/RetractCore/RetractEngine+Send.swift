@@ -196,6 +196,19 @@ extension RetractEngine {
             progress.report.dead += dead
             progress.handled.formUnion(batch)
             try await marking(dead, app: app, progress: progress)
+            // Recorded before it was sent: a retraction made meanwhile may have pushed the
+            // removal before the original reached the service. Those devices get it again, after.
+            let sent = zip(batch, outcomes).compactMap { token, outcome -> Delivery? in
+                guard case .accepted = outcome else { return nil }
+                return Delivery(
+                    appID: app.id, reference: reference, token: token, sentAt: sentAt, transport: service,
+                    collapseID: visible ? collapse : nil, labels: labels)
+            }
+            do {
+                _ = try await store.retractSentWhileRetracted(sent)
+            } catch {
+                throw RetractError(error).stoppingSend(progress)
+            }
         }
         let report = progress.report
         logger.info(

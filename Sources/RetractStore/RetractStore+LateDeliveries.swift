@@ -59,6 +59,36 @@ extension RetractStore {
         var value: String
     }
 
+    /// Retracts `deliveries`, recorded before their original was sent, when
+    /// their reference was retracted while the original was on its way: the
+    /// retraction may have pushed the removal before APNs had the original,
+    /// and a phone shows an original that arrives after its removal. Called
+    /// once the originals were accepted, it makes a late retraction of them
+    /// (as ``retractLate(_:on:logger:)`` does at recording), so the removal
+    /// comes after. Nearly always nothing was retracted: one look through the
+    /// index of retractions by reference.
+    ///
+    /// - Returns: the retractions made.
+    package func retractSentWhileRetracted(_ deliveries: [Delivery]) async throws(StoreError) -> [UUID] {
+        guard !deliveries.isEmpty else { return [] }
+        var collected = NewDeliveries()
+        for delivery in deliveries {
+            let labels = delivery.labels
+            collected.append(
+                appID: delivery.appID, reference: delivery.reference.rawValue, token: ByteBuffer(bytes: delivery.token.bytes),
+                sentAt: delivery.sentAt, transport: delivery.transport.rawValue, collapseID: delivery.collapseID ?? "",
+                labels: [labels.thread ?? "", labels.sender ?? "", labels.recipient ?? "", labels.campaign ?? ""])
+        }
+        let (new, logger) = (collected, logger)
+        return try await perform("checking whether \(deliveries.count) originals were retracted while being sent", idempotent: false) {
+            [self] in
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.lockReferences(apps: new.appIDs, references: new.references, exclusive: false, on: connection, logger: logger)
+                return try await Self.retractLate(new, on: connection, logger: logger)
+            }
+        }
+    }
+
     /// Retracts, in the same transaction as their insert, the new deliveries
     /// whose reference the app has already retracted, or that a retraction by
     /// selector takes (same label, sent within its range): for each app, mode

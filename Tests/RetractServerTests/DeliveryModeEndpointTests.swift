@@ -76,7 +76,7 @@ struct DeliveryModeEndpointTests {
             #expect(status["sent"] as? Int == reached.count)
             for device in reached {
                 let screen = await APNsSimulatedDevice.replay(stage.apns.inbox(device))
-                #expect(screen.showing.isEmpty)
+                #expect(screen.showing.isEmpty, "\(stage.apns.inbox(device).map { "\($0.pushType ?? "") \($0.receivedAt.timeIntervalSince1970)" })")
             }
             for device in devices[reached.count...] { #expect(stage.apns.inbox(device).isEmpty) }
         }
