@@ -215,6 +215,14 @@ final class Fleet: Sendable {
 
 /// What a fleet of devices ended up showing for one reference.
 struct Screen {
+    /// Whether `reference` comes first in the push's list of references
+    /// (a retraction's own come first); true for a push without a list.
+    static func leads(_ push: APNsReceivedPush, with reference: ReferenceID) -> Bool {
+        let customData = push.userInfo[PayloadDialect.canonical.customDataKey] as? [String: Any]
+        guard let first = (customData?[PayloadDialect.referenceIDsKey] as? [String])?.first else { return true }
+        return first == reference.rawValue
+    }
+
     /// Devices that got at least one removal push for the reference.
     var reached = 0
     /// Removal pushes for the reference beyond the first on each device.
@@ -227,7 +235,9 @@ struct Screen {
             $0.pushType == "background" && RetractPayload.retraction(in: $0.userInfo)?.contains(reference) == true
         }
         if !removals.isEmpty { reached += 1 }
-        duplicates += max(removals.count - 1, 0)
+        // A later retraction's push to the device carries this reference too, after its own
+        // (earlier retractions ride along, docs/payload.md): that is not a duplicate.
+        duplicates += max(removals.filter { Self.leads($0, with: reference) }.count - 1, 0)
         let replayed = await APNsSimulatedDevice.replay(pushes)
         if replayed.showing.contains(where: { $0.referenceID == reference }) { showing.append(token) }
     }
