@@ -120,53 +120,82 @@ public enum APNsSimulatedDevice {
 
     /// What `phone`, having received `pushes` in this order, shows.
     public static func replay(_ pushes: [APNsReceivedPush], on phone: Phone = Phone()) async -> Screen {
-        let center = InMemoryNotificationCenter()
-        // The app and its extension share the app group's tombstones.
-        let tombstones = Tombstones(storage: InMemoryTombstoneStorage())
-        let handler = RetractionHandler(center: center, tombstones: tombstones)
-        let serviceExtension = RetractionServiceExtension(
-            center: center, tombstones: tombstones, hasFilteringEntitlement: phone.serviceExtension == .filtering)
         let arrivals = Arrivals(pushes, on: phone)
-        var screen = Screen(
-            showing: [], texts: [:], outcomes: [], dropped: 0, coalesced: arrivals.coalesced,
-            storedAndReplaced: arrivals.storedAndReplaced, stored: arrivals.stored)
-        var handed: [Date] = []
-        for (push, arrivedAt) in arrivals.delivered {
+        let app = AppOnPhone(phone: phone)
+        for (push, arrivedAt) in arrivals.delivered { await app.receive(push, at: arrivedAt) }
+        return app.screen(after: arrivals)
+    }
+
+    /// The app on one phone and its extension, handling the pushes that
+    /// reach it one by one: what ``replay(_:on:)`` runs all at once, and a
+    /// ``SimulatedPhone`` as each arrives.
+    final class AppOnPhone {
+        let phone: Phone
+        let center = InMemoryNotificationCenter()
+        let handler: RetractionHandler
+        let serviceExtension: RetractionServiceExtension
+        private(set) var texts: [String: String] = [:]
+        private(set) var outcomes: [RetractionOutcome] = []
+        private(set) var dropped = 0
+        /// When each background push handed to the app arrived, for its budget.
+        private var handed: [Date] = []
+
+        /// - Parameter catchUp: the extension reads the device feed on each push it handles.
+        init(phone: Phone, catchUp: RetractionServiceExtension.FeedCatchUp? = nil) {
+            self.phone = phone
+            // The app and its extension share the app group's tombstones.
+            let tombstones = Tombstones(storage: InMemoryTombstoneStorage())
+            handler = RetractionHandler(center: center, tombstones: tombstones)
+            serviceExtension = RetractionServiceExtension(
+                center: center, tombstones: tombstones, hasFilteringEntitlement: phone.serviceExtension == .filtering,
+                catchUp: catchUp)
+        }
+
+        /// Does what iOS and the app do with `push`, arriving at `arrivedAt`,
+        /// on the caller's actor.
+        func receive(_ push: APNsReceivedPush, at arrivedAt: Date, isolation: isolated (any Actor)? = #isolation) async {
             let userInfo = push.userInfo
             if push.pushType == "background" {
                 let lastHour = handed.filter { arrivedAt.timeIntervalSince($0) < 3600 }.count
                 let overBudget = phone.backgroundBudget.map { lastHour >= $0 } ?? false
                 guard phone.appState == .background, !overBudget else {
-                    screen.dropped += 1
-                    continue
+                    dropped += 1
+                    return
                 }
                 handed.append(arrivedAt)
-                screen.outcomes.append(await handler.handle(userInfo: userInfo))
-                continue
+                outcomes.append(await handler.handle(userInfo: userInfo))
+                return
             }
             let identifier = push.collapseID ?? push.apnsID.uuidString
-            var text = alertBody(of: userInfo)
-            if phone.serviceExtension != .none, isMutable(userInfo) {
+            var text = APNsSimulatedDevice.alertBody(of: userInfo)
+            if phone.serviceExtension != .none, APNsSimulatedDevice.isMutable(userInfo) {
                 switch await serviceExtension.decide(identifier: identifier, userInfo: userInfo) {
-                case .suppress: continue
+                case .suppress: return
                 case .passThrough: break
                 case .replaceBody(let body): text = body
                 }
             }
             center.deliver(DeliveredNotification(identifier: identifier, userInfo: userInfo))
-            screen.texts[identifier] = text
+            texts[identifier] = text
         }
-        screen.showing = center.delivered
-        screen.texts = screen.texts.filter { identifier, _ in screen.showing.contains { $0.identifier == identifier } }
-        return screen
+
+        /// What the phone shows now, with what APNs and iOS kept from it in `arrivals`.
+        func screen(after arrivals: Arrivals) -> Screen {
+            let showing = center.delivered
+            return Screen(
+                showing: showing,
+                texts: texts.filter { identifier, _ in showing.contains { $0.identifier == identifier } },
+                outcomes: outcomes, dropped: dropped, coalesced: arrivals.coalesced, storedAndReplaced: arrivals.storedAndReplaced,
+                stored: arrivals.stored)
+        }
     }
 
-    private static func isMutable(_ userInfo: [AnyHashable: Any]) -> Bool {
+    fileprivate static func isMutable(_ userInfo: [AnyHashable: Any]) -> Bool {
         ((userInfo["aps"] as? [String: Any])?["mutable-content"] as? NSNumber)?.intValue == 1
     }
 
     /// An alert's body: `aps.alert` as a string, or its `body`.
-    private static func alertBody(of userInfo: [AnyHashable: Any]) -> String {
+    fileprivate static func alertBody(of userInfo: [AnyHashable: Any]) -> String {
         let alert = (userInfo["aps"] as? [String: Any])?["alert"]
         return alert as? String ?? (alert as? [String: Any])?["body"] as? String ?? ""
     }

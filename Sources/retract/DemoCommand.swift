@@ -109,7 +109,9 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 let app = try await engine.registerApp(
                     services.registration(name: "demo-\(UUID().uuidString.prefix(6).lowercased())"), actor: "demo")
-                try await demo(engine: engine, app: app, ledger: ledger, devices: devices, uninstalled: uninstalled, services: services)
+                try await demo(
+                    engine: engine, app: app, ledger: ledger, devices: devices, uninstalled: uninstalled, services: services, logger: logger
+                )
                 await transports.shutdown()
             } catch {
                 await transports.shutdown()
@@ -119,7 +121,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private static func demo(
-        engine: RetractEngine, app: App, ledger: String, devices: Int, uninstalled: Int, services: DemoServices
+        engine: RetractEngine, app: App, ledger: String, devices: Int, uninstalled: Int, services: DemoServices, logger: Logger
     ) async throws {
         print("Retract demo")
         print("  ledger   \(ledger)")
@@ -186,6 +188,11 @@ struct DemoCommand: AsyncParsableCommand {
         guard stillShowing.isEmpty, account.exitCode == 0, secondAccount.exitCode == 0 else {
             throw DemoFailure(description: "\(stillShowing.count) reachable devices still show the notification")
         }
+
+        // 6. The two cases where APNs or iOS keeps only the latest push; iPhones only.
+        guard let apns = services.apns?.simulator else { return }
+        let problems = try await DemoLatestPush.run(engine: engine, app: app, apns: apns, logger: logger)
+        guard problems.isEmpty else { throw DemoFailure(description: problems.joined(separator: "; ")) }
     }
 
     private static func format(_ duration: Duration) -> String {

@@ -29,9 +29,10 @@ struct APIStage {
             port: 0, healthInterval: .milliseconds(200), allowedEndpoints: ServerSettings.pushServiceHosts + ["127.0.0.1"],
             credentialsDirectory: FileManager.default.temporaryDirectory.path),
         fcm: SimulatedFCM? = nil,
+        phones: APNsPhoneMix = APNsPhoneMix(),
         _ body: (APIStage) async throws -> Void
     ) async throws {
-        try await SimulatedAPNs.with(faults: faults) { apns in
+        try await SimulatedAPNs.with(faults: faults, phones: phones) { apns in
             try await TestDatabase.withStore { store, _ in
                 let chat = try await store.registerApp(apns.registration(name: "chat"), actor: "test")
                 let ca = try String(contentsOfFile: apns.caPath, encoding: .utf8)

@@ -23,9 +23,11 @@ package struct SimulatedAPNs: Sendable {
     package var endpoint: String { "https://127.0.0.1:\(simulator.port)" }
 
     /// Runs `body` with a simulator started with `faults`, stopped and cleaned up afterwards.
-    /// With `clientCertificateRootsPEM`, it also takes client certificates those authorities issued.
+    /// With `clientCertificateRootsPEM`, it also takes client certificates those authorities issued;
+    /// `phones` are the kinds of phone its devices are (what ``APNsSimulator/screen(of:)`` replays on).
     package static func with(
         faults: APNsSimulatorFaults = APNsSimulatorFaults(), clientCertificateRootsPEM: [String] = [],
+        phones: APNsPhoneMix = APNsPhoneMix(),
         _ body: (SimulatedAPNs) async throws -> Void
     ) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("retract-e2e-\(UUID().uuidString)")
@@ -33,7 +35,7 @@ package struct SimulatedAPNs: Sendable {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (simulator, keyPath) = try await APNsSimulator.start(
             withNewKeyIn: folder, keyID: keyID, teamID: teamID,
-            configuration: APNsSimulatorConfiguration(clientCertificateRootsPEM: clientCertificateRootsPEM, faults: faults))
+            configuration: APNsSimulatorConfiguration(clientCertificateRootsPEM: clientCertificateRootsPEM, faults: faults, phones: phones))
         let apns = SimulatedAPNs(
             simulator: simulator, folder: folder, keyPath: keyPath, caPath: folder.appendingPathComponent("simulator-ca.pem").path)
         do {

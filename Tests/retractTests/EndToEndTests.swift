@@ -43,8 +43,10 @@ struct EndToEndTests {
         }
     }
 
-    static func withStage(faults: APNsSimulatorFaults = APNsSimulatorFaults(), _ body: (Stage) async throws -> Void) async throws {
-        try await SimulatedAPNs.with(faults: faults) { apns in
+    static func withStage(
+        faults: APNsSimulatorFaults = APNsSimulatorFaults(), phones: APNsPhoneMix = APNsPhoneMix(), _ body: (Stage) async throws -> Void
+    ) async throws {
+        try await SimulatedAPNs.with(faults: faults, phones: phones) { apns in
             try await TestDatabase.withMigratedURL { url in
                 try await body(Stage(apns: apns, url: url))
             }
@@ -276,6 +278,9 @@ struct EndToEndTests {
         #expect(result.stdout.contains("after background mode:"))
         #expect(!result.stdout.contains("; 0 still show it (force-quit"))
         #expect(result.stdout.contains("after service-extension mode: 297 of the 297 reachable devices removed it; 0 still show it"))
+        // Only the latest push reaches the phone: a burst to suspended apps, and a phone offline.
+        #expect(result.stdout.contains("m1 and m2 gone from 100 of 100 phones; m3 still shows on 100"), "\(result.stdout)")
+        #expect(result.stdout.contains("the phone shows m5 (without the feed it would show m4 and m5)"), "\(result.stdout)")
         #expect(try clusters() == before, "the demo left its PostgreSQL folder behind")
     }
 

@@ -1,0 +1,78 @@
+import Foundation
+import RetractKit
+import SimulatorSupport
+
+/// One phone living through a test: it handles each push when it reaches it,
+/// by the same rules as ``APNsSimulatedDevice/replay(_:on:)``, which works
+/// them out afterwards for all of them at once. What differs is time: its
+/// Notification Service Extension can read the device feed
+/// (``RetractionServiceExtension/FeedCatchUp``) of a real server, and it
+/// reads what the feed holds when the push arrives, not at the end.
+///
+/// ```swift
+/// let phone = SimulatedPhone(deviceToken: token.hex, on: simulator, feed: RetractionFeed(baseURL: api, apiKey: clientKey))
+/// // … send, retract, take the phone offline and back …
+/// let screen = await phone.settle()
+/// ```
+///
+/// Call ``settle(now:)`` after each step of the test: it handles the pushes
+/// that reached the phone since the last call, in the order they arrived.
+public actor SimulatedPhone {
+    private let deviceToken: String
+    private let simulator: APNsSimulator
+    private let kind: APNsSimulatedDevice.Phone?
+    private let app: APNsSimulatedDevice.AppOnPhone
+    /// The pushes handled so far, by apns-id and when the simulator took them.
+    private var handled: Set<Handled> = []
+
+    private struct Handled: Hashable {
+        var apnsID: UUID
+        var receivedAt: Date
+    }
+
+    /// - Parameters:
+    ///   - deviceToken: hex, either case.
+    ///   - kind: the kind of phone; nil for the one the simulator's
+    ///     ``APNsSimulatorConfiguration/phones`` make it. Either way, when it
+    ///     was offline is the simulator's (``APNsSimulator/takeOffline(deviceToken:)``).
+    ///   - feed: the device feed the app's extension reads on each push,
+    ///     with the token saved as the app saves it when it registers; nil
+    ///     reads nothing.
+    public init(
+        deviceToken: String, on simulator: APNsSimulator, kind: APNsSimulatedDevice.Phone? = nil, feed: RetractionFeed? = nil
+    ) {
+        self.deviceToken = deviceToken
+        self.simulator = simulator
+        self.kind = kind
+        var catchUp: RetractionServiceExtension.FeedCatchUp?
+        if let feed, let token = DeviceToken(hex: deviceToken) {
+            let cursor = FeedCursor(storage: InMemoryTombstoneStorage())
+            // Cannot fail: in-memory storage.
+            try? cursor.save(token: token)
+            catchUp = RetractionServiceExtension.FeedCatchUp(feed: feed, cursor: cursor)
+        }
+        app = APNsSimulatedDevice.AppOnPhone(phone: kind ?? simulator.phone(of: deviceToken), catchUp: catchUp)
+    }
+
+    /// Handles the pushes that reached the phone since the last call, and
+    /// returns what it shows. A background push to a suspended app waits
+    /// out its ``APNsSimulatedDevice/Phone/burstWindow`` first: a later one
+    /// within it would take its place.
+    public func settle(now: Date = Date()) async -> APNsSimulatedDevice.Screen {
+        var phone = simulator.phone(of: deviceToken)
+        if var kind {
+            kind.offline = phone.offline
+            phone = kind
+        }
+        let arrivals = APNsSimulatedDevice.Arrivals(simulator.inbox(for: deviceToken), on: phone)
+        let window = phone.appState == .background ? phone.burstWindow ?? 0 : 0
+        for (push, arrivedAt) in arrivals.delivered {
+            let key = Handled(apnsID: push.apnsID, receivedAt: push.receivedAt)
+            guard !handled.contains(key) else { continue }
+            if push.pushType == "background", now.timeIntervalSince(arrivedAt) < window { continue }
+            handled.insert(key)
+            await app.receive(push, at: arrivedAt)
+        }
+        return app.screen(after: arrivals)
+    }
+}
