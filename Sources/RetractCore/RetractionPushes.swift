@@ -17,6 +17,10 @@ package struct RetractionPushes {
     /// Bodies topped up with history, by what they carry: the devices of a
     /// broadcast mostly share their history too. At most 1,024 are kept.
     private var historyBodies: [HistoryKey: (body: ByteBuffer, carried: Int)] = [:]
+    /// The last of them: the next device most often has the same, in the
+    /// same array (the ledger hands devices with the same history one
+    /// array), which compares equal without hashing a reference.
+    private var lastTopUp: (key: HistoryKey, made: (body: ByteBuffer, carried: Int))?
 
     private struct HistoryKey: Hashable {
         var references: [ReferenceID]
@@ -141,11 +145,16 @@ package struct RetractionPushes {
         _ references: [ReferenceID], with history: [ReferenceID], limit: Int
     ) throws -> (body: ByteBuffer, carried: Int) {
         let key = HistoryKey(references: references, history: history, limit: limit)
-        if let made = historyBodies[key] { return made }
+        if let last = lastTopUp, last.key == key { return last.made }
+        if let made = historyBodies[key] {
+            lastTopUp = (key, made)
+            return made
+        }
         let (body, carried) = try bodies.builder.retractionBody(
             for: references, addingWhatFitsOf: history, limit: limit, aps: bodies.aps)
         let made = (body: ByteBuffer(data: body), carried: carried)
         if historyBodies.count < BodyCache.capacity { historyBodies[key] = made }
+        lastTopUp = (key, made)
         return made
     }
 

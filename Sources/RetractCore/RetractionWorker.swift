@@ -516,8 +516,11 @@ package final class RetractionWorker: Sendable {
         guard !found.isEmpty else { return devices }
         return devices.map { device in
             var device = device
-            let own = Set(device.references)
-            device.history = (found[device.token] ?? []).filter { !own.contains($0) }
+            let history = found[device.token] ?? []
+            // Its own references are not repeated (a reference retracted again); kept whole, the
+            // array stays the one the devices with the same history share.
+            let repeated = device.references.contains { history.contains($0) }
+            device.history = repeated ? history.filter { !device.references.contains($0) } : history
             return device
         }
     }

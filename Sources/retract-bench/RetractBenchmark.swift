@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NIOCore
+import PostgresNIO
 import RetractAPNs
 import RetractCore
 import RetractKit
@@ -67,6 +68,13 @@ struct RetractBenchmark: AsyncParsableCommand {
             hour (which ride along in every push) next to one of the same tokens in another app, without any.
             """)
     var compareHistory = false
+
+    @Flag(
+        help: """
+            With --compare-history: vacuum and analyze the ledger's tables once the devices are recorded, as autovacuum \
+            has done by the time a day-old message is retracted; without it, the day's deliveries are as fresh as a bulk load.
+            """)
+    var vacuumed = false
 
     /// Earlier retractions per device in `--compare-history`.
     static let historyLength = 20
@@ -147,17 +155,26 @@ struct RetractBenchmark: AsyncParsableCommand {
                     }
                     _ = try await store.createRetraction(RetractionRequest(appID: app.id, references: [earlier], requestedBy: "bench"))
                 }
+                if vacuumed {
+                    for table in ["deliveries", "retractions"] {
+                        _ = try await store.client.query(PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(table)"), logger: benchmarkLogger)
+                            .collect()
+                    }
+                }
                 let (engine, transports) = makeEngine()
                 // The order alternates between runs by a coin.
                 let historyFirst = Bool.random()
                 var seconds: [Bool: Double] = [:]
+                var cpu: [Bool: String] = [:]
                 var carried = 0
                 for withHistory in historyFirst ? [true, false] : [false, true] {
+                    let before = ProcessCPU.now()
                     seconds[withHistory] = try await Timing.retraction(
                         of: reference, app: withHistory ? app : plain, count: count, engine: engine
                     ) { status in
                         if withHistory { carried = status.retraction.pushes.historyCarried }
                     }
+                    cpu[withHistory] = ProcessCPU.now().json(since: before)
                 }
                 await transports.shutdown()
                 // What rode along: every device's 20.
@@ -165,7 +182,7 @@ struct RetractBenchmark: AsyncParsableCommand {
                     throw CommandFailure("the retraction carried \(carried) earlier references, not \(count * Self.historyLength)")
                 }
                 print(
-                    #"{"devices": \#(count), "window": \#(window), "historyFirst": \#(historyFirst), "historyCarried": \#(carried), "historyPerSecond": \#(Double(count) / seconds[true]!), "plainPerSecond": \#(Double(count) / seconds[false]!)}"#
+                    #"{"devices": \#(count), "window": \#(window), "historyFirst": \#(historyFirst), "historyCarried": \#(carried), "historyPerSecond": \#(Double(count) / seconds[true]!), "plainPerSecond": \#(Double(count) / seconds[false]!), "historyCPU": \#(cpu[true]!), "plainCPU": \#(cpu[false]!)}"#
                 )
                 return
             }

@@ -55,7 +55,8 @@ cleanup_bench_work() {
 
 # Runs "$@" (a retract-bench command printing JSON with the fields $1 and $2,
 # rates of the same work done two ways) $runs times; prints each run's rates,
-# headed $3 and $4, and their ratio, then the medians.
+# headed $3 and $4, and their ratio, then the medians. With raw_log set, each
+# run's JSON is also appended to that file.
 ratio_runs() {
     local first=$1 second=$2 first_label=$3 second_label=$4
     shift 4
@@ -63,6 +64,7 @@ ratio_runs() {
     local first_all=() second_all=() ratio_all=() out a b ratio run
     for run in $(seq 1 "$runs"); do
         out=$("$@")
+        if [ -n "${raw_log:-}" ]; then echo "$out" >>"$raw_log"; fi
         a=$(field "$out" "$first")
         b=$(field "$out" "$second")
         ratio=$(python3 -c "print(f'{$a / $b:.2f}')")

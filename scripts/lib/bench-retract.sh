@@ -20,7 +20,10 @@
 # (ratio campaign/reference); then the peak RSS of `retract notification
 # --campaign` for N/10 and N.
 # With --history, only the comparison of devices with 20 recent retractions
-# each next to devices without.
+# each next to devices without, and the CPU seconds the engine, the simulator
+# and PostgreSQL used in each half (from /proc); with --vacuumed too, the
+# ledger is vacuumed and analyzed once the devices are recorded, as
+# autovacuum has by the time a day-old message is retracted.
 # Uses DATABASE_URL's server when set, else a throwaway PostgreSQL removed at exit.
 set -euo pipefail
 
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
         --window|--connections) extra+=("$1" "$2"); shift 2 ;;
         --campaign) campaign=true; shift ;;
         --history) history_only=true; shift ;;
+        --vacuumed) extra+=("$1"); shift ;;
         *) echo "bench retract: unknown argument $1" >&2; exit 64 ;;
     esac
 done
@@ -99,11 +103,36 @@ if $campaign; then
     peak_rss_table campaign
     exit 0
 fi
+# The CPU seconds each process group used per 10,000 devices in each half of
+# each run logged in $raw_log (historyCPU and plainCPU), then the medians.
+history_cpu_table() {
+    python3 - "$raw_log" <<'PY'
+import json, statistics, sys
+runs = [json.loads(line) for line in open(sys.argv[1])]
+groups = ["bench", "simulator", "postgres"]
+print("\nCPU seconds per 10,000 devices, with history / without (bench: the engine; simulator: retract simulator; postgres: every PostgreSQL process)")
+print(f"{'run':<7}" + "".join(f"{g:>22}" for g in groups))
+per = {g: ([], []) for g in groups}
+for index, run in enumerate(runs, 1):
+    scale = 10000 / run["devices"]
+    cells = ""
+    for g in groups:
+        h, p = run["historyCPU"][g] * scale, run["plainCPU"][g] * scale
+        per[g][0].append(h)
+        per[g][1].append(p)
+        cells += f"{h:>12.2f} / {p:<7.2f}"
+    print(f"{index:<7}" + cells)
+print(f"{'median':<7}" + "".join(f"{statistics.median(per[g][0]):>12.2f} / {statistics.median(per[g][1]):<7.2f}" for g in groups))
+PY
+}
+
 if $history_only; then
     printf 'devices with 20 recent retractions each next to devices without, same run\n'
+    raw_log="$work/history-runs.jsonl"
     ratio_runs historyPerSecond plainPerSecond history/s plain/s \
         "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
         --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-history
+    history_cpu_table
     exit 0
 fi
 ratio_runs enginePerSecond clientPerSecond engine/s client/s \
