@@ -153,6 +153,9 @@ public final class APNsSimulator: Sendable {
         phones.phone(for: deviceToken, offline: offline)
     }
 
+    /// The simulator's clock: what it times pushes and offline periods by.
+    var currentTime: Date { now() }
+
     /// `deviceToken`'s phone goes offline now (the simulator's clock): APNs
     /// keeps only the latest push sent to it until ``bringOnline(deviceToken:)``.
     /// The push is still accepted, as APNs accepts it.

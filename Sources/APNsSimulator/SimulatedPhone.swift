@@ -16,7 +16,9 @@ import SimulatorSupport
 /// ```
 ///
 /// Call ``settle(now:)`` after each step of the test: it handles the pushes
-/// that reached the phone since the last call, in the order they arrived.
+/// that reached the phone since the last call, in the order they arrived,
+/// except that a background push to a suspended app waits out its burst
+/// window, while alerts after it show at once, as on iOS.
 public actor SimulatedPhone {
     private let deviceToken: String
     private let simulator: APNsSimulator
@@ -58,7 +60,10 @@ public actor SimulatedPhone {
     /// returns what it shows. A background push to a suspended app waits
     /// out its ``APNsSimulatedDevice/Phone/burstWindow`` first: a later one
     /// within it would take its place.
-    public func settle(now: Date = Date()) async -> APNsSimulatedDevice.Screen {
+    /// - Parameter now: the time it is; by default the simulator's clock,
+    ///   which timed the pushes (``APNsSimulatorConfiguration/now``).
+    public func settle(now: Date? = nil) async -> APNsSimulatedDevice.Screen {
+        let now = now ?? simulator.currentTime
         var phone = simulator.phone(of: deviceToken)
         if var kind {
             kind.offline = phone.offline

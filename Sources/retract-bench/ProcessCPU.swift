@@ -3,7 +3,8 @@ import Foundation
 /// CPU seconds (user and system) used so far by the processes on this
 /// machine, grouped by what they are, read from `/proc`: to tell which of
 /// the benchmark's processes a slower run spent its time in, when they
-/// share the same cores.
+/// share the same cores. Every process by those names counts, so run the
+/// bench with nothing else of the kind on the machine.
 struct ProcessCPU: Sendable {
     /// Seconds by group: `bench` (this process), `simulator` (the `retract`
     /// processes) and `postgres` (every PostgreSQL process).
@@ -29,10 +30,13 @@ struct ProcessCPU: Sendable {
             } else {
                 continue
             }
-            // After the name: state is field 3; utime and stime are fields 14 and 15.
+            // After the name: state is field 3; utime and stime are fields 14 and 15, and cutime and
+            // cstime (16 and 17) those of its children it reaped: a PostgreSQL backend or autovacuum
+            // worker that ended between two readings counts in the postmaster's.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-            seconds[group, default: 0] += (user + system) / ticksPerSecond
+            guard fields.count > 14 else { continue }
+            let ticks = fields[11...14].compactMap { Double($0) }.reduce(0, +)
+            seconds[group, default: 0] += ticks / ticksPerSecond
         }
         return ProcessCPU(seconds: seconds)
     }

@@ -79,6 +79,10 @@ struct RetractBenchmark: AsyncParsableCommand {
     /// Earlier retractions per device in `--compare-history`.
     static let historyLength = 20
 
+    func validate() throws {
+        if vacuumed && !compareHistory { throw ValidationError("--vacuumed goes with --compare-history") }
+    }
+
     func run() async throws {
         let url = try DatabaseURL(databaseURL)
         let reference = ReferenceID("bench-retraction-\(UUID().uuidString.prefix(8))")

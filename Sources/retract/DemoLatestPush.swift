@@ -59,15 +59,21 @@ enum DemoLatestPush {
         let stamp = Int(Date().timeIntervalSince1970)
         let (m4, m5) = (ReferenceID("chat-\(stamp)-m4"), ReferenceID("chat-\(stamp)-m5"))
         let feed = try await DemoFeed.start(engine: engine, app: app, logger: logger)
-        let phone = SimulatedPhone(
-            deviceToken: token.hex, on: apns, kind: suspended, feed: RetractionFeed(baseURL: feed.baseURL, apiKey: feed.clientKey))
-        _ = try await engine.send(app: app, reference: m4, tokens: [token], payload: message, via: .apns)
-        _ = await phone.settle()
-        apns.takeOffline(deviceToken: token.hex)
-        _ = try await retract(m4, engine: engine, app: app)
-        _ = try await engine.send(app: app, reference: m5, tokens: [token], payload: message, via: .apns)
-        apns.bringOnline(deviceToken: token.hex)
-        let screen = await phone.settle()
+        let screen: APNsSimulatedDevice.Screen
+        do {
+            let phone = SimulatedPhone(
+                deviceToken: token.hex, on: apns, kind: suspended, feed: RetractionFeed(baseURL: feed.baseURL, apiKey: feed.clientKey))
+            _ = try await engine.send(app: app, reference: m4, tokens: [token], payload: message, via: .apns)
+            _ = await phone.settle()
+            apns.takeOffline(deviceToken: token.hex)
+            _ = try await retract(m4, engine: engine, app: app)
+            _ = try await engine.send(app: app, reference: m5, tokens: [token], payload: message, via: .apns)
+            apns.bringOnline(deviceToken: token.hex)
+            screen = await phone.settle()
+        } catch {
+            await feed.stop()
+            throw error
+        }
         await feed.stop()
         var withoutFeed = suspended
         withoutFeed.offline = apns.phone(of: token.hex).offline
@@ -118,8 +124,9 @@ struct DemoFeed {
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
-            running.cancel()
-            throw DemoCommand.DemoFailure(description: "the API did not start")
+            // It ended without listening: its error says why.
+            try await running.value
+            throw DemoCommand.DemoFailure(description: "the API ended before it listened")
         }
         return DemoFeed(baseURL: URL(string: "http://127.0.0.1:\(port)")!, clientKey: clientKey, group: group, running: running)
     }

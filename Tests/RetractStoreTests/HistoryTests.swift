@@ -46,6 +46,33 @@ struct HistoryTests {
         }
     }
 
+    /// Devices with the same references get one array between them, whatever
+    /// order they received them in and however often.
+    @Test func devicesWithTheSameHistoryShareItAndARepeatCountsOnce() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let chat = try await Fixture.registerApp(store)
+            let yesterday = Date().addingTimeInterval(-86_400)
+            try await store.record(
+                Fixture.deliveries(app: chat, reference: "m2", tokens: [5])
+                    + Fixture.deliveries(app: chat, reference: "m1", tokens: [5, 6])
+                    + Fixture.deliveries(app: chat, reference: "m2", tokens: [6])
+                    // m1 reached token 5 on two days too; token 7 got m1 only.
+                    + Fixture.deliveries(app: chat, reference: "m1", tokens: [5, 7], at: yesterday))
+            _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m1"], requestedBy: "tests"))
+            try await Task.sleep(for: .milliseconds(20))
+            _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m2"], requestedBy: "tests"))
+            let current = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m3"], requestedBy: "tests")).0.id
+
+            let found = try await store.recentlyRetractedReferences(
+                appID: chat.id, devices: [5, 6, 7].map(Fixture.token), since: Date().addingTimeInterval(-3600), excluding: current)
+            #expect(found == [Fixture.token(5): ["m2", "m1"], Fixture.token(6): ["m2", "m1"], Fixture.token(7): ["m1"]])
+            // One array for the two devices with the same history: it compares equal without looking at its elements.
+            let shared = try #require(found[Fixture.token(5)])
+            let other = try #require(found[Fixture.token(6)])
+            #expect(shared.withUnsafeBufferPointer { $0.baseAddress } == other.withUnsafeBufferPointer { $0.baseAddress })
+        }
+    }
+
     @Test func aRetractionCountsWhatRodeAlongAndWhatWasLeftOut() async throws {
         try await TestDatabase.withStore { store, _ in
             let chat = try await Fixture.registerApp(store)

@@ -82,26 +82,34 @@ struct LatestPushCommandTests {
                 try #require(recorded.status == 0, "\(recorded.stderr)")
             }
 
-            try await send("m1")
-            #expect(await phone.settle().showing.map(\.identifier) == ["m1"])
+            // Stopped whatever happens: the client's connections, and the server's process.
+            func stopBoth() async throws -> Int32 {
+                await backend.shutdown()
+                return try await serve.stop()
+            }
+            do {
+                try await send("m1")
+                #expect(await phone.settle().showing.map(\.identifier) == ["m1"])
 
-            // Offline through the deletion of m1 and the next message: APNs keeps only m2.
-            stage.apns.simulator.takeOffline(deviceToken: token.hex)
-            let retracted = try stage.retract(["notification", "m1", "--app", "chat"])
-            #expect(retracted.status == 0, "\(retracted.stderr)")
-            #expect(retracted.stdout.contains("sent 1 ·"), "\(retracted.stdout)")
-            try await send("m2")
-            stage.apns.simulator.bringOnline(deviceToken: token.hex)
+                // Offline through the deletion of m1 and the next message: APNs keeps only m2.
+                stage.apns.simulator.takeOffline(deviceToken: token.hex)
+                let retracted = try stage.retract(["notification", "m1", "--app", "chat"])
+                #expect(retracted.status == 0, "\(retracted.stderr)")
+                #expect(retracted.stdout.contains("sent 1 ·"), "\(retracted.stdout)")
+                try await send("m2")
+                stage.apns.simulator.bringOnline(deviceToken: token.hex)
 
-            // m2's extension reads the feed from `retract serve`: m1 goes, m2 shows.
-            let screen = await phone.settle()
-            #expect(screen.storedAndReplaced == 1)
-            #expect(screen.showing.map(\.identifier) == ["m2"])
-            // Without the feed, m1 would stay: the retraction push never reached the phone.
-            #expect(await stage.apns.simulator.screen(of: token.hex).showing.map(\.identifier) == ["m1", "m2"])
-
-            await backend.shutdown()
-            #expect(try await serve.stop() == 0, "\(serve.log.suffix(2000))")
+                // m2's extension reads the feed from `retract serve`: m1 goes, m2 shows.
+                let screen = await phone.settle()
+                #expect(screen.storedAndReplaced == 1)
+                #expect(screen.showing.map(\.identifier) == ["m2"])
+                // Without the feed, m1 would stay: the retraction push never reached the phone.
+                #expect(await stage.apns.simulator.screen(of: token.hex).showing.map(\.identifier) == ["m1", "m2"])
+            } catch {
+                _ = try? await stopBoth()
+                throw error
+            }
+            #expect(try await stopBoth() == 0, "\(serve.log.suffix(2000))")
         }
     }
 }

@@ -31,6 +31,7 @@ devices=
 runs=3
 campaign=false
 history_only=false
+vacuumed=()
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -39,10 +40,14 @@ while [ $# -gt 0 ]; do
         --window|--connections) extra+=("$1" "$2"); shift 2 ;;
         --campaign) campaign=true; shift ;;
         --history) history_only=true; shift ;;
-        --vacuumed) extra+=("$1"); shift ;;
+        --vacuumed) vacuumed=(--vacuumed); shift ;;
         *) echo "bench retract: unknown argument $1" >&2; exit 64 ;;
     esac
 done
+if [ ${#vacuumed[@]} -gt 0 ] && ! $history_only; then
+    echo "bench retract: --vacuumed goes with --history" >&2
+    exit 64
+fi
 if [ -z "$devices" ]; then
     if $campaign; then devices=1000000; else devices=100000; fi
 fi
@@ -131,7 +136,7 @@ if $history_only; then
     raw_log="$work/history-runs.jsonl"
     ratio_runs historyPerSecond plainPerSecond history/s plain/s \
         "$bin/retract-bench" retract --database-url "$url" --port "$port" --ca "$work/sim/simulator-ca.pem" \
-        --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" --compare-history
+        --key "$work/signing-key.p8" -n "$devices" "${extra[@]}" "${vacuumed[@]}" --compare-history
     history_cpu_table
     exit 0
 fi
