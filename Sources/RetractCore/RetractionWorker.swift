@@ -519,13 +519,10 @@ package final class RetractionWorker: Sendable {
             let history = found[device.token] ?? []
             // Its own references are not repeated (a reference retracted again); kept whole, the
             // array stays the one the devices with the same history share.
-            guard device.references.count > 4 else {
-                let repeated = device.references.contains { history.contains($0) }
-                device.history = repeated ? history.filter { !device.references.contains($0) } : history
-                return device
-            }
-            let own = Set(device.references)
-            device.history = history.contains { own.contains($0) } ? history.filter { !own.contains($0) } : history
+            let own = device.references
+            let isOwn: (ReferenceID) -> Bool =
+                own.count > 4 ? { [own = Set(own)] in own.contains($0) } : { own.contains($0) }
+            device.history = history.contains(where: isOwn) ? history.filter { !isOwn($0) } : history
             return device
         }
     }

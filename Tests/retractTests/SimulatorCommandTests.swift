@@ -11,30 +11,11 @@ import FoundationNetworking
 @Suite("retract simulator")
 struct SimulatorCommandTests {
     @Test func runsAsAProcessThatAClientAndAnotherProcessCanUse() async throws {
-        let scratch = try ScratchFolder()
-        let key = P256.Signing.PrivateKey()
-        let keyPath = try scratch.file("AuthKey.p8", key.pemRepresentation)
-        let port = try freePort()
-        let inboxPort = try freePort()
         let token = String(repeating: "0a", count: 32)
-        let process = try RetractCLI.start([
-            "simulator", "--port", "\(port)", "--inbox-port", "\(inboxPort)", "--cert-dir", scratch.url.path,
-            "--key", "KEY1234567:TEAM123456:\(keyPath)", "--topic", "com.example.chat", "--unregistered", "\(token)@1700000000",
-        ])
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let caFile = scratch.url.appendingPathComponent("simulator-ca.pem")
-        #expect(await eventually { FileManager.default.fileExists(atPath: caFile.path) && canConnect(to: inboxPort) })
-
-        let client = try APNsClient(
-            configuration: APNsClientConfiguration(
-                environment: .custom(host: "127.0.0.1", port: port),
-                authentication: .token(key: APNsSigningKey(contentsOfFile: keyPath), keyID: "KEY1234567", teamID: "TEAM123456"),
-                additionalTrustRootsPEM: [try String(contentsOf: caFile, encoding: .utf8)]
-            )
-        )
+        let simulator = try await SimulatorProcess.start(keyed: true, arguments: ["--unregistered", "\(token)@1700000000"])
+        defer { simulator.stop() }
+        let inboxPort = simulator.inboxPort
+        let client = try simulator.apnsClient()
         let body =
             #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"m1","isReferredNotificationMustRemoved":true}}"#
         let live = String(repeating: "0b", count: 32)
@@ -57,25 +38,11 @@ struct SimulatorCommandTests {
     /// may hide notifications, over their background budget, as a separate
     /// process reports them on GET /screen/<token>.
     @Test func reportsWhatEachPhoneDisplays() async throws {
-        let scratch = try ScratchFolder()
-        let key = P256.Signing.PrivateKey()
-        let keyPath = try scratch.file("AuthKey.p8", key.pemRepresentation)
-        let (port, inboxPort) = (try freePort(), try freePort())
-        let process = try RetractCLI.start([
-            "simulator", "--port", "\(port)", "--inbox-port", "\(inboxPort)", "--cert-dir", scratch.url.path,
-            "--key", "KEY1234567:TEAM123456:\(keyPath)", "--phones", "force-quit=50,over-budget=50", "--service-extension", "filtering",
-        ])
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let caFile = scratch.url.appendingPathComponent("simulator-ca.pem")
-        #expect(await eventually { FileManager.default.fileExists(atPath: caFile.path) && canConnect(to: inboxPort) })
-        let client = try APNsClient(
-            configuration: APNsClientConfiguration(
-                environment: .custom(host: "127.0.0.1", port: port),
-                authentication: .token(key: APNsSigningKey(contentsOfFile: keyPath), keyID: "KEY1234567", teamID: "TEAM123456"),
-                additionalTrustRootsPEM: [try String(contentsOf: caFile, encoding: .utf8)]))
+        let simulator = try await SimulatorProcess.start(
+            keyed: true, arguments: ["--phones", "force-quit=50,over-budget=50", "--service-extension", "filtering"])
+        defer { simulator.stop() }
+        let inboxPort = simulator.inboxPort
+        let client = try simulator.apnsClient()
         let original = #"{"aps":{"alert":{"body":"secret"}},"notificationCustomData":{"pushNotificationReferenceId":"m1"}}"#
         let silent =
             #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"m1","isReferredNotificationMustRemoved":true}}"#
@@ -115,25 +82,10 @@ struct SimulatorCommandTests {
     /// with the later; a phone taken offline with POST /offline/<token> gets
     /// only the latest push sent meanwhile, once POST /online/<token> brings it back.
     @Test func reportsWhatKeepingOnlyTheLatestPushLeavesOnAPhone() async throws {
-        let scratch = try ScratchFolder()
-        let key = P256.Signing.PrivateKey()
-        let keyPath = try scratch.file("AuthKey.p8", key.pemRepresentation)
-        let (port, inboxPort) = (try freePort(), try freePort())
-        let process = try RetractCLI.start([
-            "simulator", "--port", "\(port)", "--inbox-port", "\(inboxPort)", "--cert-dir", scratch.url.path,
-            "--key", "KEY1234567:TEAM123456:\(keyPath)", "--burst-window", "10",
-        ])
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let caFile = scratch.url.appendingPathComponent("simulator-ca.pem")
-        #expect(await eventually { FileManager.default.fileExists(atPath: caFile.path) && canConnect(to: inboxPort) })
-        let client = try APNsClient(
-            configuration: APNsClientConfiguration(
-                environment: .custom(host: "127.0.0.1", port: port),
-                authentication: .token(key: APNsSigningKey(contentsOfFile: keyPath), keyID: "KEY1234567", teamID: "TEAM123456"),
-                additionalTrustRootsPEM: [try String(contentsOf: caFile, encoding: .utf8)]))
+        let simulator = try await SimulatorProcess.start(keyed: true, arguments: ["--burst-window", "10"])
+        defer { simulator.stop() }
+        let inboxPort = simulator.inboxPort
+        let client = try simulator.apnsClient()
         func original(_ message: String) -> APNsRequest {
             let body =
                 #"{"aps":{"alert":{"body":"text of \#(message)"}},"notificationCustomData":{"pushNotificationReferenceId":"\#(message)"}}"#

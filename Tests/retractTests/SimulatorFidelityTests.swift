@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOSSL
+import RetractAPNs
 import RetractTestSupport
 import Testing
 
@@ -35,7 +36,8 @@ struct SimulatorFidelityTests {
         ]
         for (index, shape) in shapes.enumerated() {
             // A client of its own for each: one connection, one token, as a new client starts.
-            let answer = try await simulator.send(authorization: "bearer " + (try shape.signed(with: simulator.key)), to: Self.device(index))
+            let answer = try await simulator.send(
+                authorization: "bearer " + (try shape.signed(with: simulator.key)), to: Self.device(index))
             #expect(answer.status == 200, "\(shape): \(answer.body)")
             #expect(answer.httpVersion == 2, "\(shape)")
         }
@@ -44,7 +46,9 @@ struct SimulatorFidelityTests {
         let statuses = try await simulator.withClient { client in
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<500 {
-                    group.addTask { try await simulator.send(authorization: authorization, to: Self.device(100 + index), using: client).status }
+                    group.addTask {
+                        try await simulator.send(authorization: authorization, to: Self.device(100 + index), using: client).status
+                    }
                 }
                 return try await group.reduce(into: [Int: Int]()) { $0[$1, default: 0] += 1 }
             }
@@ -210,9 +214,11 @@ struct SimulatorFidelityTests {
         let unsigned = try ClientProviderToken.documented(
             keyID: "STRANGER01", teamID: "ANYTEAM123", issuedAt: now, algorithm: "none", signature: .none
         ).signed(with: stranger)
-        #expect(try await simulator.send(authorization: "bearer " + unsigned, to: Self.device(2)).body == #"{"reason":"InvalidProviderToken"}"#)
+        #expect(
+            try await simulator.send(authorization: "bearer " + unsigned, to: Self.device(2)).body == #"{"reason":"InvalidProviderToken"}"#)
         let stale = try ClientProviderToken.pyjwt(keyID: "STRANGER01", teamID: "ANYTEAM123", issuedAt: now - 7200).signed(with: stranger)
-        #expect(try await simulator.send(authorization: "bearer " + stale, to: Self.device(3)).body == #"{"reason":"ExpiredProviderToken"}"#)
+        #expect(
+            try await simulator.send(authorization: "bearer " + stale, to: Self.device(3)).body == #"{"reason":"ExpiredProviderToken"}"#)
     }
 
     static func device(_ index: Int) -> String {
@@ -255,7 +261,10 @@ struct SimulatorProcess: Sendable {
         let (port, inboxPort) = (try freePort(), try freePort())
         let keyArguments = keyed ? ["--key", "\(SimulatorFidelityTests.keyID):\(SimulatorFidelityTests.teamID):\(keyPath)"] : []
         let process = try RetractCLI.start(
-            ["simulator", "--port", "\(port)", "--inbox-port", "\(inboxPort)", "--cert-dir", folder.path, "--topic", SimulatorFidelityTests.topic]
+            [
+                "simulator", "--port", "\(port)", "--inbox-port", "\(inboxPort)", "--cert-dir", folder.path, "--topic",
+                SimulatorFidelityTests.topic,
+            ]
                 + keyArguments + arguments,
             errorLog: folder.appendingPathComponent("stderr.log"))
         let caPath = folder.appendingPathComponent("simulator-ca.pem").path
@@ -267,13 +276,25 @@ struct SimulatorProcess: Sendable {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.additionalTrustRoots = [.file(caPath)]
         return SimulatorProcess(
-            process: process, folder: folder, keyBytes: key.rawRepresentation, keyPath: keyPath, caPath: caPath, port: port, inboxPort: inboxPort, tls: tls)
+            process: process, folder: folder, keyBytes: key.rawRepresentation, keyPath: keyPath, caPath: caPath, port: port,
+            inboxPort: inboxPort, tls: tls)
     }
 
     func stop() {
         process.terminate()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Retract's APNs client, trusting the simulator's authority and signing with its key; shut it down after use.
+    func apnsClient() throws -> APNsClient {
+        try APNsClient(
+            configuration: APNsClientConfiguration(
+                environment: .custom(host: "127.0.0.1", port: port),
+                authentication: .token(
+                    key: APNsSigningKey(contentsOfFile: keyPath), keyID: SimulatorFidelityTests.keyID, teamID: SimulatorFidelityTests.teamID
+                ),
+                additionalTrustRootsPEM: [try String(contentsOfFile: caPath, encoding: .utf8)]))
     }
 
     /// Runs `body` with a client of its own, shut down afterwards.
