@@ -379,6 +379,7 @@ let package = Package(
             dependencies: [
                 "APNsSimulator", "RetractAPNs", "RetractHTTP2", "SimulatorSupport", "RetractTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(

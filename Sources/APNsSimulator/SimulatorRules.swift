@@ -96,11 +96,12 @@ struct SimulatorRules {
         guard size > 0 else { return reject(.payloadEmpty) }
         guard size <= (pushType == "voip" ? 5120 : 4096) else { return reject(.payloadTooLarge) }
         // APNs documents no reason for a body that is not a JSON object; PayloadEmpty is the nearest.
-        guard let body = push.body, let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
-        else {
-            return reject(.payloadEmpty)
+        guard let body = push.body, body.withUnsafeReadableBytes(JSONSyntax.isObject) else { return reject(.payloadEmpty) }
+        // Only an alert's aps is read; the rest of a body is checked, not built.
+        if pushType == "alert" {
+            let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+            if let refusal = Self.alertProblem(object?["aps"] as? [String: Any] ?? [:]) { return reject(refusal) }
         }
-        if pushType == "alert", let refusal = Self.alertProblem(object["aps"] as? [String: Any] ?? [:]) { return reject(refusal) }
 
         let token = deviceToken.lowercased()
         if let since = unregisteredLater.since(token, configured: faults.unregisteredTokens[token]) {

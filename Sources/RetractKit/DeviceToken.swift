@@ -42,9 +42,20 @@ public struct DeviceToken: Hashable, Sendable, Comparable {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// Byte order, which is also the order of `hex`.
+    /// Byte order, which is also the order of `hex`. Compared and hashed
+    /// as whole buffers: the engine does both for every device of a page.
     public static func < (lhs: DeviceToken, rhs: DeviceToken) -> Bool {
-        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        let common = min(lhs.bytes.count, rhs.bytes.count)
+        let order = lhs.bytes.withUnsafeBytes { left in
+            rhs.bytes.withUnsafeBytes { right in
+                common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+            }
+        }
+        return order != 0 ? order < 0 : lhs.bytes.count < rhs.bytes.count
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

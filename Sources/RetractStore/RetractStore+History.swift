@@ -24,12 +24,16 @@ extension RetractStore {
     ///
     /// Up to `listLimit` references, the list goes in as a parameter, which
     /// PostgreSQL plans as a constant and so checks each delivery against
-    /// with a hash. Each device's references come back sorted without
-    /// repeats, so devices with the same set come back as one row, as the
-    /// devices of a conversation or a broadcast mostly do, and share one
-    /// array here. A busier app (a chat deleting thousands of messages a
-    /// day) would send the list back and forth for every page, so beyond
-    /// the limit PostgreSQL reads it again and joins it itself.
+    /// with a hash. Each device's references come back in the index's
+    /// order, unsorted: sorting them there, a sort for every device, cost a
+    /// third of the read (docs/performance.md). Devices that received the
+    /// same references in the same order, as the devices of a conversation
+    /// or a broadcast mostly do, still come back as one row; here each
+    /// row's references are put newest first without repeats, and rows
+    /// that come to the same list share one array. A busier app (a chat
+    /// deleting thousands of messages a day) would send the list back and
+    /// forth for every page, so beyond the limit PostgreSQL reads it again
+    /// and joins it itself.
     package func recentlyRetractedReferences(
         appID: Int64, devices: [DeviceToken], since: Date, excluding retractionID: UUID, listLimit: Int = 1_000
     ) async throws(StoreError) -> [DeviceToken: [ReferenceID]] {
@@ -56,7 +60,7 @@ extension RetractStore {
                     SELECT h.refs, array_agg(t.token)
                     FROM unnest(\(tokens)::bytea[]) AS t (token)
                     CROSS JOIN LATERAL (
-                        SELECT array_agg(DISTINCT d.reference ORDER BY d.reference) AS refs
+                        SELECT array_agg(d.reference) AS refs
                         FROM deliveries d
                         WHERE d.app_id = \(appID) AND d.token = t.token AND d.reference = ANY(\(recent)::text[])
                     ) h
@@ -86,15 +90,19 @@ extension RetractStore {
                     """
             }
             var found: [DeviceToken: [ReferenceID]] = [:]
+            // One array for each list, however many rows come to it.
+            var histories: [[String]: [ReferenceID]] = [:]
             for try await (references, devices) in try await client.query(query, logger: logger).decode(([String], [ByteBuffer]).self) {
-                let newestFirst: [String]
-                if let order {
-                    newestFirst = references.sorted { order[$0, default: .max] < order[$1, default: .max] }
+                var seen = Set<String>()
+                let ordered = order.map { order in references.sorted { order[$0, default: .max] < order[$1, default: .max] } } ?? references
+                let newestFirst = ordered.filter { seen.insert($0).inserted }
+                let history: [ReferenceID]
+                if let known = histories[newestFirst] {
+                    history = known
                 } else {
-                    var seen = Set<String>()
-                    newestFirst = references.filter { seen.insert($0).inserted }
+                    history = newestFirst.map { ReferenceID($0) }
+                    histories[newestFirst] = history
                 }
-                let history = newestFirst.map { ReferenceID($0) }
                 for token in devices { found[DeviceToken(token)] = history }
             }
             return found

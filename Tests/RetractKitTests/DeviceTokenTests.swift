@@ -14,6 +14,18 @@ struct DeviceTokenTests {
         }
     }
 
+    /// Order and hash as the bytes' own: the order of arrays, equal tokens hashing equal.
+    @Test func orderAndHashFollowTheBytes() async {
+        let bytes = Gen<UInt8>.value(in: 0...3).array(of: 0...4)
+        await propertyCheck(input: bytes, bytes) { left, right in
+            let (a, b) = (DeviceToken(bytes: left), DeviceToken(bytes: right))
+            #expect((a < b) == left.lexicographicallyPrecedes(right))
+            #expect((a == b) == (left == right))
+            if a == b { #expect(a.hashValue == b.hashValue) }
+            #expect(Set([a, b]).count == Set([left, right]).count)
+        }
+    }
+
     @Test(arguments: ["", "a", "abc", "zz", "0g", " 00", "00 ", "0x00", "é0"])
     func invalidHexIsRejected(hex: String) {
         #expect(DeviceToken(hex: hex) == nil)

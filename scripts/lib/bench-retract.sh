@@ -116,7 +116,7 @@ import json, statistics, sys
 runs = [json.loads(line) for line in open(sys.argv[1])]
 groups = ["bench", "simulator", "postgres"]
 print("\nCPU seconds per 10,000 devices, with history / without (bench: the engine; simulator: retract simulator; postgres: every PostgreSQL process)")
-print(f"{'run':<7}" + "".join(f"{g:>22}" for g in groups))
+print(f"{'run':<7}" + "".join(f"{g:>22}" for g in groups) + "   timed first")
 per = {g: ([], []) for g in groups}
 for index, run in enumerate(runs, 1):
     scale = 10000 / run["devices"]
@@ -126,7 +126,7 @@ for index, run in enumerate(runs, 1):
         per[g][0].append(h)
         per[g][1].append(p)
         cells += f"{h:>12.2f} / {p:<7.2f}"
-    print(f"{index:<7}" + cells)
+    print(f"{index:<7}" + cells + ("   history" if run["historyFirst"] else "   plain"))
 print(f"{'median':<7}" + "".join(f"{statistics.median(per[g][0]):>12.2f} / {statistics.median(per[g][1]):<7.2f}" for g in groups))
 PY
 }
