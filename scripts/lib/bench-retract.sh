@@ -21,9 +21,10 @@
 # --campaign` for N/10 and N.
 # With --history, only the comparison of devices with 20 recent retractions
 # each next to devices without, and the CPU seconds the engine, the simulator
-# and PostgreSQL used in each half (from /proc); with --vacuumed too, the
-# ledger is vacuumed and analyzed once the devices are recorded, as
-# autovacuum has by the time a day-old message is retracted.
+# and PostgreSQL used in each half (from /proc), and which half was timed
+# first; the ledger holds the 32 day partitions of a month's retention. With
+# --vacuumed too, the ledger is vacuumed and analyzed once the devices are
+# recorded, as autovacuum has by the time a day-old message is retracted.
 # Uses DATABASE_URL's server when set, else a throwaway PostgreSQL removed at exit.
 set -euo pipefail
 
