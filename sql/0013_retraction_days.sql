@@ -7,4 +7,4 @@
 ALTER TABLE retractions
     ADD COLUMN delivered_from date,
     ADD COLUMN delivered_through date,
-    ADD CHECK (delivered_from <= delivered_through);
+    ADD CHECK ((delivered_from IS NULL) = (delivered_through IS NULL) AND delivered_from <= delivered_through);

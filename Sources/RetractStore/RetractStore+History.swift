@@ -69,9 +69,9 @@ extension RetractStore {
             }
             guard !recent.isEmpty else { return [:] }
             // Every recent retraction found nothing to take: no device can have received its references.
-            if days.known && days.from == nil { return [:] }
-            let from = days.known ? days.from! : UTCDay.beforeAll
-            let through = days.known ? days.through! : UTCDay.afterAll
+            if days.known && days.from == nil && days.through == nil { return [:] }
+            let from = days.known ? days.from ?? .beforeAll : .beforeAll
+            let through = days.known ? days.through ?? .afterAll : .afterAll
             let tokens = devices.map { ByteBuffer(bytes: $0.bytes) }
             let query: PostgresQuery
             var order: [String: Int]?

@@ -124,7 +124,8 @@ extension RetractStore {
         }
         // Each group's devices, each with its late references, in the order recorded.
         var groups: [Group: [ByteBuffer: LateDevice]] = [:]
-        // The first and last time each group's deliveries were sent: the days its retraction records.
+        // The first and last time each group's deliveries were sent: the days its retraction records,
+        // made into days by PostgreSQL as the deliveries' sent_on were.
         var sent: [Group: ClosedRange<Date>] = [:]
         for index in new.references.indices {
             guard let mode = modes[index], let chunk = chunkOf[mode]?[new.references[index]] else { continue }
@@ -151,8 +152,8 @@ extension RetractStore {
                     INSERT INTO retractions (id, app_id, refs, requested_by, reason, state, total, retrying, mode, badge,
                                              delivered_from, delivered_through)
                     VALUES (\(id), \(mode.appID), \(references), \(Self.lateDeliveryActor), \(reason), 'queued', \(tokens.count),
-                            \(tokens.count), \(mode.mode), \(mode.badge), \(UTCDay(containing: days.lowerBound)),
-                            \(UTCDay(containing: days.upperBound)))
+                            \(tokens.count), \(mode.mode), \(mode.badge), (\(days.lowerBound) AT TIME ZONE 'UTC')::date,
+                            (\(days.upperBound) AT TIME ZONE 'UTC')::date)
                     RETURNING id
                 ),
                 queued AS (
