@@ -34,24 +34,12 @@ extension RetractStore {
     /// deleting thousands of messages a day) would send the list back and
     /// forth for every page, so beyond the limit PostgreSQL reads it again
     /// and joins it itself.
-    ///
-    /// Either way the probe reads only the days the recent references were
-    /// delivered on (`delivered_from` to `delivered_through` of their
-    /// retractions), so PostgreSQL leaves the other day partitions out of
-    /// the plan: retention keeps 32 of them, and probing every one for every
-    /// device cost most of the read (docs/performance.md). When a recent
-    /// retraction's days are not known (made before they were recorded), every
-    /// day is read.
     package func recentlyRetractedReferences(
         appID: Int64, devices: [DeviceToken], since: Date, excluding retractionID: UUID, listLimit: Int = 1_000
     ) async throws(StoreError) -> [DeviceToken: [ReferenceID]] {
         guard !devices.isEmpty else { return [:] }
-        // Each row also carries the days of all the window's references (the
-        // window functions run before the limit): their first and last, and
-        // whether every retraction that found deliveries knows its days.
         let recentQuery: PostgresQuery = """
-            SELECT ref.reference, min(min(r.delivered_from)) OVER (), max(max(r.delivered_through)) OVER (),
-                   bool_and(bool_and(r.delivered_from IS NOT NULL OR r.total = 0)) OVER ()
+            SELECT ref.reference
             FROM retractions r CROSS JOIN LATERAL unnest(r.refs) AS ref (reference)
             WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND NOT r.dry_run AND r.id <> \(retractionID)
             GROUP BY ref.reference
@@ -60,18 +48,10 @@ extension RetractStore {
             """
         return try await perform("reading the devices' recent retractions", idempotent: true) { [self] in
             var recent: [String] = []
-            var days: (from: UTCDay?, through: UTCDay?, known: Bool) = (nil, nil, false)
-            for try await (reference, from, through, known) in try await client.query(recentQuery, logger: logger).decode(
-                (String, UTCDay?, UTCDay?, Bool).self)
-            {
+            for try await reference in try await client.query(recentQuery, logger: logger).decode(String.self) {
                 recent.append(reference)
-                days = (from, through, known)
             }
             guard !recent.isEmpty else { return [:] }
-            // Every recent retraction found nothing to take: no device can have received its references.
-            if days.known && days.from == nil && days.through == nil { return [:] }
-            let from = days.known ? days.from ?? .beforeAll : .beforeAll
-            let through = days.known ? days.through ?? .afterAll : .afterAll
             let tokens = devices.map { ByteBuffer(bytes: $0.bytes) }
             let query: PostgresQuery
             var order: [String: Int]?
@@ -83,7 +63,6 @@ extension RetractStore {
                         SELECT array_agg(d.reference) AS refs
                         FROM deliveries d
                         WHERE d.app_id = \(appID) AND d.token = t.token AND d.reference = ANY(\(recent)::text[])
-                          AND d.sent_on BETWEEN \(from) AND \(through)
                     ) h
                     WHERE h.refs IS NOT NULL
                     GROUP BY h.refs
@@ -104,7 +83,7 @@ extension RetractStore {
                     CROSS JOIN LATERAL (
                         SELECT array_agg(recent.reference ORDER BY recent.retracted_at DESC, recent.reference) AS refs
                         FROM deliveries d JOIN recent ON recent.reference = d.reference
-                        WHERE d.app_id = \(appID) AND d.token = t.token AND d.sent_on BETWEEN \(from) AND \(through)
+                        WHERE d.app_id = \(appID) AND d.token = t.token
                     ) h
                     WHERE h.refs IS NOT NULL
                     GROUP BY h.refs
