@@ -45,5 +45,8 @@ package struct Migration: Hashable, Sendable {
         Migration(
             version: 12, name: "0012_retraction_history.sql",
             sql: String(decoding: PackageResources._012_retraction_history_sql, as: UTF8.self)),
+        Migration(
+            version: 13, name: "0013_history_by_day.sql",
+            sql: String(decoding: PackageResources._013_history_by_day_sql, as: UTF8.self)),
     ]
 }

@@ -34,67 +34,35 @@ extension RetractStore {
     /// deleting thousands of messages a day) would send the list back and
     /// forth for every page, so beyond the limit PostgreSQL reads it again
     /// and joins it itself.
+    ///
+    /// Either way the probe reads only the days the recent references were
+    /// delivered on (`delivered_from` to `delivered_through` of their
+    /// retractions), so PostgreSQL leaves the other day partitions out of
+    /// the plan: retention keeps 32 of them, and probing every one for every
+    /// device cost most of the read (docs/performance.md). The day is in
+    /// `deliveries_by_device` after the token (migration 0013), so the probe
+    /// has one index that holds all it reads: without it, the primary key was
+    /// that index, and PostgreSQL without statistics for an app probed through
+    /// it, reading all the app's deliveries for each token. When a recent
+    /// retraction's days are not known (made before they were recorded), every
+    /// day is read.
     package func recentlyRetractedReferences(
         appID: Int64, devices: [DeviceToken], since: Date, excluding retractionID: UUID, listLimit: Int = 1_000
     ) async throws(StoreError) -> [DeviceToken: [ReferenceID]] {
         guard !devices.isEmpty else { return [:] }
-        let recentQuery: PostgresQuery = """
-            SELECT ref.reference
-            FROM retractions r CROSS JOIN LATERAL unnest(r.refs) AS ref (reference)
-            WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND NOT r.dry_run AND r.id <> \(retractionID)
-            GROUP BY ref.reference
-            ORDER BY max(r.created_at) DESC, ref.reference
-            LIMIT \(listLimit + 1)
-            """
         return try await perform("reading the devices' recent retractions", idempotent: true) { [self] in
-            var recent: [String] = []
-            for try await reference in try await client.query(recentQuery, logger: logger).decode(String.self) {
-                recent.append(reference)
-            }
-            guard !recent.isEmpty else { return [:] }
-            let tokens = devices.map { ByteBuffer(bytes: $0.bytes) }
-            let query: PostgresQuery
-            var order: [String: Int]?
-            if recent.count <= listLimit {
-                query = """
-                    SELECT h.refs, array_agg(t.token)
-                    FROM unnest(\(tokens)::bytea[]) AS t (token)
-                    CROSS JOIN LATERAL (
-                        SELECT array_agg(d.reference) AS refs
-                        FROM deliveries d
-                        WHERE d.app_id = \(appID) AND d.token = t.token AND d.reference = ANY(\(recent)::text[])
-                    ) h
-                    WHERE h.refs IS NOT NULL
-                    GROUP BY h.refs
-                    """
-                // Each reference's place in the list: newest retraction first.
-                order = Dictionary(recent.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-            } else {
-                // Ordered newest first here; a reference delivered on two days appears twice.
-                query = """
-                    WITH recent AS MATERIALIZED (
-                        SELECT ref.reference, max(r.created_at) AS retracted_at
-                        FROM retractions r CROSS JOIN LATERAL unnest(r.refs) AS ref (reference)
-                        WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND NOT r.dry_run AND r.id <> \(retractionID)
-                        GROUP BY ref.reference
-                    )
-                    SELECT h.refs, array_agg(t.token)
-                    FROM unnest(\(tokens)::bytea[]) AS t (token)
-                    CROSS JOIN LATERAL (
-                        SELECT array_agg(recent.reference ORDER BY recent.retracted_at DESC, recent.reference) AS refs
-                        FROM deliveries d JOIN recent ON recent.reference = d.reference
-                        WHERE d.app_id = \(appID) AND d.token = t.token
-                    ) h
-                    WHERE h.refs IS NOT NULL
-                    GROUP BY h.refs
-                    """
-            }
+            guard
+                let probe = try await historyProbe(
+                    appID: appID, devices: devices, since: since, excluding: retractionID, listLimit: listLimit)
+            else { return [:] }
             var found: [DeviceToken: [ReferenceID]] = [:]
             // One array for each list, however many rows come to it.
             var histories: [[String]: [ReferenceID]] = [:]
-            for try await (references, devices) in try await client.query(query, logger: logger).decode(([String], [ByteBuffer]).self) {
+            for try await (references, devices) in try await client.query(probe.query, logger: logger).decode(([String], [ByteBuffer]).self)
+            {
                 var seen = Set<String>()
-                let ordered = order.map { order in references.sorted { order[$0, default: .max] < order[$1, default: .max] } } ?? references
+                let ordered =
+                    probe.order.map { order in references.sorted { order[$0, default: .max] < order[$1, default: .max] } } ?? references
                 let newestFirst = ordered.filter { seen.insert($0).inserted }
                 let history: [ReferenceID]
                 if let known = histories[newestFirst] {
@@ -107,5 +75,76 @@ extension RetractStore {
             }
             return found
         }
+    }
+
+    /// The second read of `recentlyRetractedReferences`, after the first: the
+    /// query that probes the devices' deliveries, and each reference's place
+    /// newest first when the references went in as a list. Nil when no
+    /// device can have received a recent reference. Separate so that a test
+    /// can see PostgreSQL's plan for it.
+    package func historyProbe(
+        appID: Int64, devices: [DeviceToken], since: Date, excluding retractionID: UUID, listLimit: Int = 1_000
+    ) async throws -> (query: PostgresQuery, order: [String: Int]?)? {
+        // Each row also carries the days of all the window's references (the
+        // window functions run before the limit): their first and last, and
+        // whether every retraction that found deliveries knows its days.
+        let recentQuery: PostgresQuery = """
+            SELECT ref.reference, min(min(r.delivered_from)) OVER (), max(max(r.delivered_through)) OVER (),
+                   bool_and(bool_and(r.delivered_from IS NOT NULL OR r.total = 0)) OVER ()
+            FROM retractions r CROSS JOIN LATERAL unnest(r.refs) AS ref (reference)
+            WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND NOT r.dry_run AND r.id <> \(retractionID)
+            GROUP BY ref.reference
+            ORDER BY max(r.created_at) DESC, ref.reference
+            LIMIT \(listLimit + 1)
+            """
+        var recent: [String] = []
+        var days: (from: UTCDay?, through: UTCDay?, known: Bool) = (nil, nil, false)
+        for try await (reference, from, through, known) in try await client.query(recentQuery, logger: logger).decode(
+            (String, UTCDay?, UTCDay?, Bool).self)
+        {
+            recent.append(reference)
+            days = (from, through, known)
+        }
+        guard !recent.isEmpty else { return nil }
+        // Every recent retraction found nothing to take: no device can have received its references.
+        if days.known && days.from == nil && days.through == nil { return nil }
+        let from = days.known ? days.from ?? .beforeAll : .beforeAll
+        let through = days.known ? days.through ?? .afterAll : .afterAll
+        let tokens = devices.map { ByteBuffer(bytes: $0.bytes) }
+        guard recent.count <= listLimit else {
+            // Ordered newest first here; a reference delivered on two days appears twice.
+            let query: PostgresQuery = """
+                WITH recent AS MATERIALIZED (
+                    SELECT ref.reference, max(r.created_at) AS retracted_at
+                    FROM retractions r CROSS JOIN LATERAL unnest(r.refs) AS ref (reference)
+                    WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND NOT r.dry_run AND r.id <> \(retractionID)
+                    GROUP BY ref.reference
+                )
+                SELECT h.refs, array_agg(t.token)
+                FROM unnest(\(tokens)::bytea[]) AS t (token)
+                CROSS JOIN LATERAL (
+                    SELECT array_agg(recent.reference ORDER BY recent.retracted_at DESC, recent.reference) AS refs
+                    FROM deliveries d JOIN recent ON recent.reference = d.reference
+                    WHERE d.app_id = \(appID) AND d.token = t.token AND d.sent_on BETWEEN \(from) AND \(through)
+                ) h
+                WHERE h.refs IS NOT NULL
+                GROUP BY h.refs
+                """
+            return (query, nil)
+        }
+        let query: PostgresQuery = """
+            SELECT h.refs, array_agg(t.token)
+            FROM unnest(\(tokens)::bytea[]) AS t (token)
+            CROSS JOIN LATERAL (
+                SELECT array_agg(d.reference) AS refs
+                FROM deliveries d
+                WHERE d.app_id = \(appID) AND d.token = t.token AND d.reference = ANY(\(recent)::text[])
+                  AND d.sent_on BETWEEN \(from) AND \(through)
+            ) h
+            WHERE h.refs IS NOT NULL
+            GROUP BY h.refs
+            """
+        // Each reference's place in the list: newest retraction first.
+        return (query, Dictionary(recent.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }))
     }
 }

@@ -83,7 +83,8 @@ extension RetractStore {
         return try await perform("checking whether \(deliveries.count) originals were retracted while being sent", idempotent: false) {
             [self] in
             try await client.withTransaction(logger: logger) { connection in
-                try await Self.lockReferences(apps: new.appIDs, references: new.references, exclusive: false, on: connection, logger: logger)
+                try await Self.lockReferences(
+                    apps: new.appIDs, references: new.references, exclusive: false, on: connection, logger: logger)
                 return try await Self.retractLate(new, on: connection, logger: logger)
             }
         }
@@ -123,10 +124,16 @@ extension RetractStore {
         }
         // Each group's devices, each with its late references, in the order recorded.
         var groups: [Group: [ByteBuffer: LateDevice]] = [:]
+        // The first and last time each group's deliveries were sent: the days its retraction records,
+        // made into days by PostgreSQL as the deliveries' sent_on were.
+        var sent: [Group: ClosedRange<Date>] = [:]
         for index in new.references.indices {
             guard let mode = modes[index], let chunk = chunkOf[mode]?[new.references[index]] else { continue }
-            groups[Group(mode: mode, chunk: chunk), default: [:]][new.tokens[index], default: LateDevice(transport: new.transports[index])]
+            let group = Group(mode: mode, chunk: chunk)
+            groups[group, default: [:]][new.tokens[index], default: LateDevice(transport: new.transports[index])]
                 .add(new.references[index], collapseID: new.collapseIDs[index])
+            let at = new.sentAt[index]
+            sent[group] = sent[group].map { min($0.lowerBound, at)...max($0.upperBound, at) } ?? at...at
         }
         var made: [UUID] = []
         for (group, devices) in groups {
@@ -138,12 +145,15 @@ extension RetractStore {
             let collapseIDs = try tokens.map { String(decoding: try JSONEncoder().encode(devices[$0]!.collapseIDs), as: UTF8.self) }
             let transports = tokens.map { devices[$0]!.transport }
             let reason = "recorded after its retraction"
+            let days = sent[group]!
             try await connection.query(
                 """
                 WITH made AS (
-                    INSERT INTO retractions (id, app_id, refs, requested_by, reason, state, total, retrying, mode, badge)
+                    INSERT INTO retractions (id, app_id, refs, requested_by, reason, state, total, retrying, mode, badge,
+                                             delivered_from, delivered_through)
                     VALUES (\(id), \(mode.appID), \(references), \(Self.lateDeliveryActor), \(reason), 'queued', \(tokens.count),
-                            \(tokens.count), \(mode.mode), \(mode.badge))
+                            \(tokens.count), \(mode.mode), \(mode.badge), (\(days.lowerBound) AT TIME ZONE 'UTC')::date,
+                            (\(days.upperBound) AT TIME ZONE 'UTC')::date)
                     RETURNING id
                 ),
                 queued AS (

@@ -64,15 +64,19 @@ extension RetractStore {
     )
         async throws -> Census
     {
+        // The devices as retract_device_count counts them, and the days, in one pass.
         let rows = try await connection.query(
             """
-            SELECT retract_device_count(\(appID), \(refs)::text[]),
+            SELECT count(DISTINCT token), min(sent_on), max(sent_on),
                    CASE WHEN \(dryRun) THEN retract_known_dead_count(\(appID), \(refs)::text[]) ELSE 0 END
+            FROM deliveries WHERE app_id = \(appID) AND reference = ANY(\(refs)::text[])
             """,
             logger: logger)
         var census = Census(devices: 0)
-        for try await (devices, dead) in rows.decode((Int, Int).self) {
+        for try await (devices, from, through, dead) in rows.decode((Int, UTCDay?, UTCDay?, Int).self) {
             census.devices = devices
+            census.deliveredFrom = from
+            census.deliveredThrough = through
             census.knownDead = dead
         }
         if dryRun { census.mostReferences = try await mostReferences(of: refs, appID: appID, on: connection, logger: logger) }
@@ -92,13 +96,14 @@ extension RetractStore {
             WITH made AS (
                 INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
                                          idempotency_key, request_hash, finished_at, mode, badge,
-                                         selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs)
+                                         selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs,
+                                         delivered_from, delivered_through)
                 VALUES (\(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
                         CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN 'done' ELSE 'queued' END, \(census.devices),
                         \(census.knownDead), \(request.idempotencyKey), \(hash),
                         CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN now() END, \(request.mode.rawValue), \(request.badge),
                         \(selector?.kind.rawValue), \(selector?.value), \(selector?.sentAfter), \(selector?.sentBefore), \(census.references),
-                        \(census.mostReferences))
+                        \(census.mostReferences), \(census.deliveredFrom), \(census.deliveredThrough))
                 RETURNING \(unescaped: Self.storedColumns)
             ),
             queued AS (

@@ -74,6 +74,10 @@ extension RetractStore {
         var references: Int?
         var knownDead = 0
         var mostReferences: Int?
+        /// The first and last day the references were delivered on, for a
+        /// retraction by reference that found deliveries.
+        var deliveredFrom: UTCDay?
+        var deliveredThrough: UTCDay?
     }
 
     static func census(

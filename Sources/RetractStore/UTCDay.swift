@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import PostgresNIO
 
 /// A calendar day in UTC: the unit `deliveries` is partitioned by.
 struct UTCDay: Hashable, Comparable, Sendable {
@@ -59,5 +61,32 @@ struct UTCDay: Hashable, Comparable, Sendable {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// A `date` on the wire: days since 2000-01-01 in four bytes, so a day bound
+/// is a constant when PostgreSQL plans (a `text` cast to `date` is not, and
+/// then it cannot leave partitions out of the plan).
+extension UTCDay: PostgresNonThrowingEncodable, PostgresDecodable {
+    /// 2000-01-01, PostgreSQL's day zero.
+    private static let postgresEpoch = 10_957
+
+    /// `-infinity` and `infinity`: before and after every day.
+    static let beforeAll = UTCDay(number: Int(Int32.min) + postgresEpoch)
+    static let afterAll = UTCDay(number: Int(Int32.max) + postgresEpoch)
+
+    static var psqlType: PostgresDataType { .date }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        byteBuffer.writeInteger(Int32(clamping: number - Self.postgresEpoch))
+    }
+
+    init<JSONDecoder: PostgresJSONDecoder>(
+        from buffer: inout ByteBuffer, type: PostgresDataType, format: PostgresFormat, context: PostgresDecodingContext<JSONDecoder>
+    ) throws {
+        guard type == .date, format == .binary else { throw PostgresDecodingError.Code.typeMismatch }
+        guard buffer.readableBytes == 4, let days = buffer.readInteger(as: Int32.self) else { throw PostgresDecodingError.Code.failure }
+        self.init(number: Int(days) + Self.postgresEpoch)
     }
 }

@@ -83,6 +83,107 @@ struct HistoryTests {
         }
     }
 
+    /// The days a retraction's references were delivered on, as recorded, and
+    /// what the read then finds: a delivery recorded late, on another day,
+    /// comes with the days of its own retraction; a retraction whose days are
+    /// not known has every day read.
+    @Test func theReadFindsDeliveriesOnTheDaysRecordedAndEveryDayWhenNotKnown() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let chat = try await Fixture.registerApp(store)
+            let now = Date()
+            let (yesterday, threeDaysAgo) = (now.addingTimeInterval(-86_400), now.addingTimeInterval(-3 * 86_400))
+            try await store.record(
+                Fixture.deliveries(app: chat, reference: "m1", tokens: [0], at: yesterday)
+                    + Fixture.deliveries(app: chat, reference: "m1", tokens: [1], at: now)
+                    + Fixture.deliveries(app: chat, reference: "m2", tokens: [2], at: now))
+            let (first, _) = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m1"], requestedBy: "tests"))
+            // Recorded after the retraction, three days back: retracted as late, with its own days.
+            try await store.record(Fixture.deliveries(app: chat, reference: "m1", tokens: [3], at: threeDaysAgo))
+            let current = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m9"], requestedBy: "tests")).0.id
+
+            func days() async throws -> String? {
+                try await TestDatabase.value(
+                    """
+                    SELECT string_agg(requested_by || ' ' || coalesce(delivered_from::text, '-') || ' ' || coalesce(delivered_through::text, '-'),
+                                      ', ' ORDER BY created_at)
+                    FROM retractions WHERE app_id = \(chat.id)
+                    """, on: store)
+            }
+            func iso(_ date: Date) -> String { String(ISO8601DateFormatter().string(from: date).prefix(10)) }
+            #expect(
+                try await days()
+                    == "tests \(iso(yesterday)) \(iso(now)), \(RetractStore.lateDeliveryActor) \(iso(threeDaysAgo)) \(iso(threeDaysAgo)), tests - -"
+            )
+            let tokens = (0..<4).map(Fixture.token)
+            let expected: [DeviceToken: [ReferenceID]] = [Fixture.token(0): ["m1"], Fixture.token(1): ["m1"], Fixture.token(3): ["m1"]]
+            for listLimit in [1_000, 0] {
+                let found = try await store.recentlyRetractedReferences(
+                    appID: chat.id, devices: tokens, since: now.addingTimeInterval(-3600), excluding: current, listLimit: listLimit)
+                #expect(found == expected, "list limit \(listLimit)")
+            }
+
+            // One day without the other is refused.
+            await #expect(throws: (any Error).self) {
+                try await TestDatabase.execute("UPDATE retractions SET delivered_through = NULL WHERE id = '\(first.id)'", on: store)
+            }
+            // Days not known (a retraction made before they were recorded): every day is read. Were only the
+            // days known read, the late retraction's alone, tokens 0 and 1 would be missed.
+            try await TestDatabase.execute(
+                "UPDATE retractions SET delivered_from = NULL, delivered_through = NULL WHERE id = '\(first.id)'", on: store)
+            for listLimit in [1_000, 0] {
+                let unknown = try await store.recentlyRetractedReferences(
+                    appID: chat.id, devices: tokens, since: now.addingTimeInterval(-3600), excluding: current, listLimit: listLimit)
+                #expect(unknown == expected, "list limit \(listLimit)")
+            }
+        }
+    }
+
+    /// The probe reads `deliveries_by_device` for an app PostgreSQL has no
+    /// statistics for yet, vacuumed (as autovacuum leaves a day's deliveries)
+    /// and not analyzed, as well as once analyzed. With the day bound in the
+    /// probe and the day not in that index, the primary key was the one index
+    /// holding every column the probe reads, and unanalyzed PostgreSQL chose
+    /// it: all the app's deliveries read for each token (docs/performance.md).
+    @Test func theProbeReadsTheDeviceIndexWithAndWithoutStatistics() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let chat = try await Fixture.registerApp(store)
+            let references: [ReferenceID] = (0...20).map { ReferenceID("m\($0)") }
+            try await store.record(references.flatMap { Fixture.deliveries(app: chat, reference: $0, tokens: 0..<2_000) })
+            for reference in references.dropLast() {
+                _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: [reference], requestedBy: "tests"))
+            }
+            let current = try await store.createRetraction(
+                RetractionRequest(appID: chat.id, references: [references.last!], requestedBy: "tests")
+            ).0.id
+            let deviceIndexes = try await store.client.query(
+                "SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = 'deliveries_by_device'::regclass",
+                logger: TestDatabase.logger
+            ).decode(String.self).reduce(into: Set<String>()) { $0.insert($1) }
+            // Each index the plan scans, however it scans it.
+            let indexScan = try Regex(#"(?:Index Scan|Index Only Scan|Bitmap Index Scan) (?:Backward )?(?:using|on) (\S+)"#)
+            for statistics in ["VACUUM deliveries", "ANALYZE deliveries"] {
+                try await TestDatabase.execute(statistics, on: store)
+                for listLimit in [1_000, 1] {
+                    let probe = try #require(
+                        try await store.historyProbe(
+                            appID: chat.id, devices: (0..<500).map(Fixture.token), since: Date().addingTimeInterval(-3600),
+                            excluding: current, listLimit: listLimit))
+                    let explain = PostgresQuery(unsafeSQL: "EXPLAIN " + probe.query.sql, binds: probe.query.binds)
+                    var plan = ""
+                    for try await line in try await store.client.query(explain, logger: TestDatabase.logger).decode(String.self) {
+                        plan += line + "\n"
+                    }
+                    // The indexes of deliveries' partitions (the joined form also reads retractions_by_app).
+                    let scanned = Set(plan.matches(of: indexScan).compactMap { $0.output[1].substring.map(String.init) })
+                        .filter { $0.hasPrefix("deliveries") }
+                    #expect(
+                        !scanned.isEmpty && scanned.isSubset(of: deviceIndexes) && !plan.contains("Seq Scan on deliveries"),
+                        "after \(statistics), list limit \(listLimit): \(scanned.sorted()) of \(plan)")
+                }
+            }
+        }
+    }
+
     @Test func aRetractionCountsWhatRodeAlongAndWhatWasLeftOut() async throws {
         try await TestDatabase.withStore { store, _ in
             let chat = try await Fixture.registerApp(store)
