@@ -1,3 +1,5 @@
+import RetractKit
+
 /// Whether a push body is one JSON object (RFC 8259), checked without
 /// building it.
 ///
@@ -137,20 +139,8 @@ package enum JSONSyntax {
 
         /// Four hex digits.
         private mutating func hexUnit() -> UInt16? {
-            guard position + 4 <= bytes.count else { return nil }
-            var unit: UInt16 = 0
-            for _ in 0..<4 {
-                let byte = bytes[position]
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: return nil
-                }
-                unit = unit << 4 | UInt16(digit)
-                position += 1
-            }
+            guard let unit = HexDigits.unit(in: bytes, at: position) else { return nil }
+            position += 4
             return unit
         }
 

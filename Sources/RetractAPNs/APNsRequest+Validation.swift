@@ -8,7 +8,7 @@ extension APNsRequest {
         guard token.count.isMultiple(of: 2) else {
             throw APNsRequestError(field: .deviceToken, reason: "has an odd number of hex digits (\(token.count))")
         }
-        guard token.allSatisfy(\.isHexDigit) else {
+        guard token.allSatisfy({ HexDigits.value(of: $0) != nil }) else {
             throw APNsRequestError(field: .deviceToken, reason: "is not hex: \"\(deviceToken.prefix(80))\"")
         }
         guard !topic.isEmpty else { throw APNsRequestError(field: .topic, reason: "is missing") }
@@ -52,12 +52,5 @@ extension APNsRequest {
                 reason: "a background push must not have \(forbidden.map { "aps.\($0)" }.joined(separator: ", "))"
             )
         }
-    }
-}
-
-extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
-            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
 }

@@ -1,3 +1,5 @@
+import RetractKit
+
 /// Reads just enough of a JSON document to answer one question, without
 /// building objects: request validation runs for every push.
 ///
@@ -168,21 +170,9 @@ enum JSONPeek {
         }
 
         private mutating func hexQuad() -> UInt32? {
-            guard position + 4 <= bytes.count else { return nil }
-            var value: UInt32 = 0
-            for _ in 0..<4 {
-                let byte = bytes[position]
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: return nil
-                }
-                value = value << 4 | UInt32(digit)
-                position += 1
-            }
-            return value
+            guard let unit = HexDigits.unit(in: bytes, at: position) else { return nil }
+            position += 4
+            return UInt32(unit)
         }
 
         private static let delimiters: Set<UInt8> = [

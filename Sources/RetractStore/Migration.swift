@@ -46,7 +46,10 @@ package struct Migration: Hashable, Sendable {
             version: 12, name: "0012_retraction_history.sql",
             sql: String(decoding: PackageResources._012_retraction_history_sql, as: UTF8.self)),
         Migration(
-            version: 13, name: "0013_history_by_day.sql",
-            sql: String(decoding: PackageResources._013_history_by_day_sql, as: UTF8.self)),
+            version: 13, name: "0013_retraction_days.sql",
+            sql: String(decoding: PackageResources._013_retraction_days_sql, as: UTF8.self)),
+        Migration(
+            version: 14, name: "0014_device_index_by_day.sql",
+            sql: String(decoding: PackageResources._014_device_index_by_day_sql, as: UTF8.self)),
     ]
 }

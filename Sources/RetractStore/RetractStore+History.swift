@@ -35,12 +35,13 @@ extension RetractStore {
     /// forth for every page, so beyond the limit PostgreSQL reads it again
     /// and joins it itself.
     ///
-    /// Either way the probe reads only the days the recent references were
-    /// delivered on (`delivered_from` to `delivered_through` of their
-    /// retractions), so PostgreSQL leaves the other day partitions out of
-    /// the plan: retention keeps 32 of them, and probing every one for every
-    /// device cost most of the read (docs/performance.md). The day is in
-    /// `deliveries_by_device` after the token (migration 0013), so the probe
+    /// Either way the probe reads only from the first to the last day the
+    /// recent references were delivered on (`delivered_from` to
+    /// `delivered_through` of their retractions), so PostgreSQL leaves the
+    /// other day partitions out of the plan: retention keeps 32 of them, and
+    /// probing every one for every device cost most of the read
+    /// (docs/performance.md). The day is in
+    /// `deliveries_by_device` after the token (migration 0014), so the probe
     /// has one index that holds all it reads: without it, the primary key was
     /// that index, and PostgreSQL without statistics for an app probed through
     /// it, reading all the app's deliveries for each token. When a recent

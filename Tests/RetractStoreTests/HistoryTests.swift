@@ -155,6 +155,10 @@ struct HistoryTests {
             let current = try await store.createRetraction(
                 RetractionRequest(appID: chat.id, references: [references.last!], requestedBy: "tests")
             ).0.id
+            // The index itself: its columns are what the probe's conditions need.
+            let definition = try await TestDatabase.value(
+                "SELECT pg_get_indexdef('deliveries_by_device'::regclass)", of: String.self, on: store)
+            #expect(definition?.hasSuffix("(app_id, token, sent_on) INCLUDE (reference)") == true, "\(definition ?? "no index")")
             let deviceIndexes = try await store.client.query(
                 "SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = 'deliveries_by_device'::regclass",
                 logger: TestDatabase.logger

@@ -162,7 +162,7 @@ the same rows with random tokens (SHA-256 of each), one INSERT ... SELECT in %s 
     SELECT 'table (heap+toast)', pg_total_relation_size('random_tokens') - pg_indexes_size('random_tokens')
     UNION ALL
     SELECT 'index deliveries_' || regexp_replace(regexp_replace(regexp_replace(c.relname, '^random_tokens_', ''),
-               'app_id_token_reference_idx', 'by_device'), 'app_id_(.*)_token_idx', 'by_\1'), pg_relation_size(c.oid)
+               'app_id_token_sent_on_reference_idx', 'by_device'), 'app_id_(.*)_token_idx', 'by_\1'), pg_relation_size(c.oid)
     FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE x.indrelid = 'random_tokens'::regclass
     UNION ALL
     SELECT 'indexes (all)', pg_indexes_size('random_tokens')
