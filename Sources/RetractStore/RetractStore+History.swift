@@ -78,11 +78,12 @@ extension RetractStore {
         }
     }
 
-    /// The second read of `recentlyRetractedReferences`, after the first: the
-    /// query that probes the devices' deliveries, and each reference's place
-    /// newest first when the references went in as a list. Nil when no
-    /// device can have received a recent reference. Separate so that a test
-    /// can see PostgreSQL's plan for it.
+    /// The first read of `recentlyRetractedReferences` (the recent references
+    /// and their days), then the second one's query, not run: the probe of
+    /// the devices' deliveries, with each reference's place newest first
+    /// when the references go in as a list. Nil when no device can have
+    /// received a recent reference. Separate so that a test can see
+    /// PostgreSQL's plan for the probe.
     package func historyProbe(
         appID: Int64, devices: [DeviceToken], since: Date, excluding retractionID: UUID, listLimit: Int = 1_000
     ) async throws -> (query: PostgresQuery, order: [String: Int]?)? {
