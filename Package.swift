@@ -337,6 +337,9 @@ let package = Package(
                 "RetractAPNs",
                 "RetractStore",
                 "RetractKit",
+                // The errors a webhook attempt meets, to classify.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -82,15 +82,21 @@ package struct WebhookCourier: Sendable {
             let event = WebhookEvent(deliveryID: delivery.id, retraction: RetractionView(status, app: app.name))
             body = Array(try APIJSON.encoder.encode(event))
         } catch {
-            return failed(delivery, url: url, status: nil, error: "the account could not be read: \(error)")
+            // What is stored is shown to every key that may read the retraction: the error goes to the log.
+            logger.warning(
+                "a webhook's account could not be read", metadata: ["retraction": "\(delivery.retractionID)", "error": "\(error)"])
+            return failed(delivery, url: url, status: nil, error: "the account could not be read")
         }
         switch await sender.post(body, to: url, secret: secret, deliveryID: delivery.id) {
         case .status(let code) where (200..<300).contains(code):
             return .delivered(url: url, status: code)
         case .status(let code):
             return failed(delivery, url: url, status: code, error: "the receiver answered \(code)")
-        case .error(let error):
-            return failed(delivery, url: url, status: nil, error: error)
+        case .failed(let failure) where !failure.isRetried:
+            // The operator's settings refuse the destination: trying again would change nothing.
+            return .gaveUp(url: url, status: nil, error: failure.description)
+        case .failed(let failure):
+            return failed(delivery, url: url, status: nil, error: failure.description)
         }
     }
 

@@ -34,7 +34,7 @@ package struct WebhookView: Encodable, Sendable, Hashable {
     package var nextAttemptAt: Date?
 
     package init(_ delivery: WebhookDelivery) {
-        url = delivery.url
+        url = WebhookURL.redacted(delivery.url)
         state = delivery.state.rawValue
         attempts = delivery.attempts
         lastStatus = delivery.lastStatus

@@ -2,6 +2,9 @@ import Foundation
 
 /// How completion webhooks are sent and retried (docs/api.md, "Webhooks").
 package struct WebhookSettings: Sendable, Hashable {
+    /// Where webhooks may be set to and sent: `--allowed-webhook-host` and
+    /// `--allowed-webhook-network`, checked again before every attempt.
+    package var destinations: WebhookDestinations
     /// Extra root certificates (PEM) to trust: a private receiver, a test's.
     package var additionalTrustRootsPEM: [String]
     /// How long one POST may take, connecting included.
@@ -19,6 +22,7 @@ package struct WebhookSettings: Sendable, Hashable {
     package var poll: Duration
 
     package init(
+        destinations: WebhookDestinations = WebhookDestinations(),
         additionalTrustRootsPEM: [String] = [],
         timeout: Duration = .seconds(10),
         retryPolicy: RetryPolicy = RetryPolicy(baseDelay: .seconds(10), maximumDelay: .seconds(3600)),
@@ -26,6 +30,7 @@ package struct WebhookSettings: Sendable, Hashable {
         lease: Duration = .seconds(60),
         poll: Duration = .seconds(5)
     ) {
+        self.destinations = destinations
         self.additionalTrustRootsPEM = additionalTrustRootsPEM
         self.timeout = timeout
         self.retryPolicy = retryPolicy

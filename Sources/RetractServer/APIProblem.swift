@@ -28,6 +28,8 @@ package struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
         package static let invalidField = Kind("invalid-field", .unprocessableContent, "A field's value is not acceptable")
         package static let appCredentials = Kind(
             "app-credentials", .unprocessableContent, "The app's APNs or FCM credentials cannot be used")
+        package static let tooManyRequests = Kind("too-many-requests", .tooManyRequests, "Too many requests for this API key")
+        package static let readTimeout = Kind("read-timeout", .serviceUnavailable, "The read took too long and was stopped")
         package static let databaseUnavailable = Kind("database-unavailable", .serviceUnavailable, "The database is unavailable")
         package static let notReady = Kind("not-ready", .serviceUnavailable, "Not ready")
         package static let internalError = Kind("internal", .internalServerError, "Internal error")

@@ -102,6 +102,12 @@ struct APIRequestMiddleware: RouterMiddleware {
         switch error.code {
         case .connectionLost: .databaseUnavailable("the database is unavailable; try again shortly")
         case .invalidInput, .checkViolation: APIProblem(.invalidField, error.message)
+        case .readTimeout:
+            APIProblem(
+                .readTimeout,
+                "this read took longer than the server allows (--read-timeout) and was stopped; ask for less: one app, a smaller limit",
+                headers: [.retryAfter: "5"])
+        case .canceled: .databaseUnavailable("the database cancelled this request's statement; try again shortly")
         case .notFound: APIProblem(.notFound, error.message)
         case .idempotencyConflict: APIProblem(.idempotencyConflict, error.message)
         // A schema this binary does not know, or any other database error: the operator's to fix.

@@ -1,4 +1,5 @@
 import Foundation
+import RetractCore
 import RetractStore
 
 /// A page of `GET /v1/notifications`.
@@ -83,5 +84,7 @@ package struct AuditEntryView: Encodable, Sendable {
         subject = entry.subject
         reason = entry.reason
         details = entry.details
+        // A webhook's URL may carry the receiver's secret in its query.
+        if let url = details["url"] { details["url"] = WebhookURL.redacted(url) }
     }
 }

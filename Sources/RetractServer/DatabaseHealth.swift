@@ -7,7 +7,9 @@ import RetractStore
 /// Whether PostgreSQL answers, as the server's ping (every second) last saw
 /// it; a request that loses its own connection answers 503 for itself only.
 /// While it is down the API answers 503 at once instead of waiting on a pool
-/// that cannot connect.
+/// that cannot connect. The ping has a connection of its own
+/// (``RetractStore/healthClient``): a pool that slow queries keep busy is
+/// not a database that is down.
 final class DatabaseHealth: Sendable {
     private struct State {
         var up = true

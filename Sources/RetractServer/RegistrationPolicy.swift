@@ -6,56 +6,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The hosts an app registered over the API may send to. An API caller,
-/// even an administrator, must not make the server sign provider tokens with
-/// an app's key and hand them to a host of the caller's choosing.
-struct EndpointAllowList: Sendable {
-    /// `host` (any port) or `host:port`; `https://` in front is allowed.
-    struct Entry: Hashable, Sendable {
-        var host: String
-        var port: Int?
-
-        init?(_ text: String) {
-            var rest = Substring(text.lowercased())
-            if rest.hasPrefix("https://") { rest = rest.dropFirst("https://".count) }
-            if rest.hasSuffix("/") { rest = rest.dropLast() }
-            var hostPart = rest
-            var portPart: Substring?
-            if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
-                // [v6 address] or [v6 address]:port
-                hostPart = rest[rest.index(after: rest.startIndex)..<close]
-                let after = rest[rest.index(after: close)...]
-                if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty { return nil }
-            } else if rest.filter({ $0 == ":" }).count == 1, let colon = rest.firstIndex(of: ":") {
-                hostPart = rest[..<colon]
-                portPart = rest[rest.index(after: colon)...]
-            }
-            if let portPart {
-                guard let number = Int(portPart), (1...65535).contains(number) else { return nil }
-                port = number
-            } else {
-                port = nil
-            }
-            guard !hostPart.isEmpty, hostPart.allSatisfy({ $0.isLetter || $0.isNumber || ".-:".contains($0) }) else { return nil }
-            host = String(hostPart)
-        }
-    }
-
-    let entries: [Entry]
-
-    init(_ entries: [String]) {
-        self.entries = entries.compactMap(Entry.init)
-    }
-
-    /// Whether `endpoint` (an `https://` URL) names an allowed host and port.
-    func allows(_ endpoint: String) -> Bool {
-        guard let url = URLComponents(string: endpoint), let host = url.host?.lowercased() else { return false }
-        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        let port = url.port ?? 443
-        return entries.contains { $0.host == bare && ($0.port == nil || $0.port == port) }
-    }
-}
-
 /// Where credential files named over the API may be: under one folder, as
 /// paths relative to it or absolute ones inside it. Symbolic links are
 /// followed to check that the file is really inside, but the path is kept as

@@ -15,7 +15,7 @@ extension RetractAPI {
     func setWebhook(_ input: PostInput) async throws -> Answer {
         try input.caller.require(.admin)
         let given = try JSONBody.decode(WebhookBody.self, from: input.body)
-        let url = try Self.webhookURL(given.url, allowed: settings.allowedWebhookHosts)
+        let url = try Self.webhookURL(given.url, allowed: settings.webhooks.destinations)
         var secret = WebhookSignature.makeSecret()
         if let chosen = given.secret { secret = try Self.webhookSecret(chosen) }
         let app = try await app(named: input.appName ?? "", for: input.caller, field: "name")
@@ -33,8 +33,9 @@ extension RetractAPI {
         return Response(status: .noContent)
     }
 
-    /// An `https://` URL with a host, no user or fragment, on an allowed host.
-    static func webhookURL(_ text: String, allowed: [String]) throws(APIProblem) -> String {
+    /// An `https://` URL with a host, no user or fragment, on an allowed host
+    /// and port; an address, if the host is one, that the settings allow.
+    static func webhookURL(_ text: String, allowed destinations: WebhookDestinations) throws(APIProblem) -> String {
         guard text.utf8.count <= maximumWebhookURLLength else {
             throw APIProblem.invalid("url", "\(text.utf8.count) bytes; at most \(maximumWebhookURLLength)")
         }
@@ -44,14 +45,19 @@ extension RetractAPI {
         guard url.user == nil, url.password == nil, url.fragment == nil else {
             throw APIProblem.invalid("url", "an https:// URL without a user, password or #fragment")
         }
-        guard EndpointAllowList(allowed).allows(text) else {
-            let hosts = allowed.isEmpty ? "none is allowed yet" : allowed.joined(separator: ", ")
+        switch destinations.refusal(of: text) {
+        case nil:
+            return text
+        case .hostNotAllowed?:
+            let hosts = destinations.allowedHosts.isEmpty ? "none is allowed yet" : destinations.allowedHosts.joined(separator: ", ")
+            let port = url.port.map { ":\($0)" } ?? ""
             throw APIProblem.invalid(
                 "url",
-                "\"\(host.prefix(200))\" is not a host this server sends webhooks to (\(hosts)); its operator allows others with "
-                    + "--allowed-webhook-host")
+                "\"\(host.prefix(200))\(port)\" is not a host and port this server sends webhooks to (\(hosts); a host without a port "
+                    + "is port 443); its operator allows others with --allowed-webhook-host")
+        case let refusal?:
+            throw APIProblem.invalid("url", refusal.description)
         }
-        return text
     }
 
     /// A secret of 32 to 256 printable ASCII characters, no spaces.

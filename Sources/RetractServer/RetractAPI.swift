@@ -18,6 +18,7 @@ struct RetractAPI: Sendable {
     let health: DatabaseHealth
     let routes: RouteTable
     let registry: PrometheusCollectorRegistry
+    let limiter: KeyRateLimiter
     let logger: Logger
 
     var store: RetractStore { engine.store }
@@ -79,13 +80,15 @@ struct RetractAPI: Sendable {
         delete(router, "/v1/apps/:name/webhook") { request, context in
             let key = try APIKeySecret.bearer(in: request)
             return try await health.whileUp {
-                let caller = try await authenticate(key, context: context)
+                let caller = try await authenticate(key, context: context, kind: .write)
                 return try await removeWebhook(appName: context.parameters.get("name") ?? "", caller: caller)
             }
         }
         read(router, "/v1/retractions/:id") { _, context, caller in try await status(context.parameters.get("id") ?? "", caller: caller) }
-        read(router, "/v1/devices/:token/retractions") { request, context, caller in
-            try await deviceFeed(context.parameters.get("token") ?? "", query: request.uri.queryParameters, caller: caller)
+        // A key that may only read the feed is not limited: an app's one client key is every phone's.
+        read(router, "/v1/devices/:token/retractions", limited: false) { request, context, caller in
+            if caller.key.scopes != [.client] { try limiter.admit(key: caller.key.id, kind: .read) }
+            return try await deviceFeed(context.parameters.get("token") ?? "", query: request.uri.queryParameters, caller: caller)
         }
         read(router, "/v1/notifications") { request, _, caller in
             try await notifications(query: request.uri.queryParameters, caller: caller)
@@ -93,14 +96,16 @@ struct RetractAPI: Sendable {
         read(router, "/v1/audit") { request, _, caller in try await audit(query: request.uri.queryParameters, caller: caller) }
     }
 
-    /// A GET of the API: the key is checked, then looked up while the database is up.
+    /// A GET of the API: the key is checked, then looked up while the
+    /// database is up, and held to its rate of reads unless not `limited`.
     private func read(
-        _ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (Request, APIContext, Caller) async throws -> Answer
+        _ router: Router<APIContext>, _ path: String, limited: Bool = true,
+        _ handler: @escaping @Sendable (Request, APIContext, Caller) async throws -> Answer
     ) {
         get(router, path) { request, context in
             let key = try APIKeySecret.bearer(in: request)
             return try await health.whileUp {
-                let caller = try await authenticate(key, context: context)
+                let caller = try await authenticate(key, context: context, kind: limited ? .read : nil)
                 return try await handler(request, context, caller).response
             }
         }
@@ -130,7 +135,7 @@ struct RetractAPI: Sendable {
         routes.add(.post, path)
         router.post(RouterPath(path)) { request, context in
             let key = try APIKeySecret.bearer(in: request)
-            let caller = try await health.whileUp { try await authenticate(key, context: context) }
+            let caller = try await health.whileUp { try await authenticate(key, context: context, kind: .write) }
             var request = request
             let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
             let input = PostInput(
@@ -142,7 +147,8 @@ struct RetractAPI: Sendable {
     // MARK: - Authentication
 
     /// The key's record, if it exists and is not revoked; 401 otherwise.
-    func authenticate(_ key: String, context: APIContext) async throws -> Caller {
+    /// Then 429 if the key is over its rate of this `kind` of request.
+    func authenticate(_ key: String, context: APIContext, kind: KeyRateLimiter.Kind?) async throws -> Caller {
         let hash = APIKeySecret.hash(key)
         let challenge: HTTPFields = [.wwwAuthenticate: #"Bearer realm="retract""#]
         guard let record = try await store.apiKey(hash: hash), APIKeySecret.constantTimeEqual(record.keyHash, hash) else {
@@ -151,6 +157,7 @@ struct RetractAPI: Sendable {
         guard record.revokedAt == nil else { throw APIProblem(.unauthorized, "the API key was revoked", headers: challenge) }
         let caller = Caller(key: record)
         context.notes.caller = caller.actor
+        if let kind { try limiter.admit(key: record.id, kind: kind) }
         return caller
     }
 

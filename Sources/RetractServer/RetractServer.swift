@@ -60,12 +60,16 @@ package struct RetractServer: Service {
     package func run(gracefulShutdownSignals: [UnixSignal]) async throws {
         let factory = Self.metricsFactory(registry: registry)
         let health = DatabaseHealth(metricsFactory: factory, logger: logger)
-        let api = RetractAPI(engine: engine, settings: settings, health: health, routes: routes, registry: registry, logger: logger)
+        let limiter = KeyRateLimiter(limits: settings.rateLimits)
+        let api = RetractAPI(
+            engine: engine, settings: settings, health: health, routes: routes, registry: registry, limiter: limiter, logger: logger)
         let router = Router(context: APIContext.self)
         router.add(middleware: APIRequestMiddleware(routes: routes, metrics: HTTPMetrics(factory: factory)))
         api.register(on: router)
+        let streams = ProgressStreams(engine: engine, metricsFactory: factory)
         if settings.mode.servesAPI {
-            try Console(engine: engine, settings: settings, health: health, logger: logger).register(on: router)
+            try Console(engine: engine, settings: settings, health: health, streams: streams, limiter: limiter, logger: logger)
+                .register(on: router)
         }
         let application = Application(
             router: router,
@@ -82,21 +86,26 @@ package struct RetractServer: Service {
         // The workers deliver the completion webhooks too, beside their lanes.
         let webhooks: WebhookSender? = try settings.mode.runsWorkers ? WebhookSender(settings: settings.webhooks, logger: logger) : nil
         let worker = RetractionWorker(engine: engine, webhooks: webhooks)
+        // The workers check each webhook against their own list before sending it: without one, every delivery is given up.
+        if settings.mode.runsWorkers, settings.webhooks.destinations.allowedHosts.isEmpty,
+            let apps = try? await engine.store.webhookCount(),
+            apps > 0
+        {
+            logger.warning(
+                "apps have completion webhooks, but --allowed-webhook-host is empty here: this process's workers will give their deliveries up",
+                metadata: ["apps": "\(apps)"])
+        }
         if settings.mode.runsWorkers { services.append(WorkerService(worker: worker)) }
         services.append(application)
+        // Ended before the API drains: an open stream would hold its request, and the drain, for up to a minute.
+        if settings.mode.servesAPI { services.append(streams) }
         if settings.mode.runsWorkers { services.append(DrainSignal(worker: worker)) }
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
         configuration.maximumGracefulShutdownDuration = settings.drainTimeout
         logger.notice(
             "retract serve starting",
             metadata: ["host": "\(settings.host)", "port": "\(settings.port)", "mode": "\(settings.mode.rawValue)"])
-        do {
-            try await ServiceGroup(configuration: configuration).run()
-        } catch {
-            await webhooks?.shutdown()
-            throw error
-        }
-        await webhooks?.shutdown()
+        try await ServiceGroup(configuration: configuration).run()
         logger.notice("retract serve stopped")
     }
 }

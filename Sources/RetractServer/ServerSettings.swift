@@ -36,12 +36,16 @@ package struct ServerSettings: Sendable {
     /// The folder credential files named over the API must be in; none
     /// means `POST /v1/apps` takes no credential files.
     package var credentialsDirectory: String?
-    /// The hosts (`host`, or `host:port`) an app's completion webhook may be
-    /// sent to; none by default, so no webhook can be set until the
-    /// operator allows its host.
-    package var allowedWebhookHosts: [String]
-    /// How webhooks are sent and retried, by the workers of this process.
+    /// Where webhooks may go (none by default, so no webhook can be set
+    /// until the operator allows its host), and how the workers of this
+    /// process send and retry them.
     package var webhooks: WebhookSettings
+    /// Console cookies without `Secure` and the `__Host-` prefix, for a
+    /// console reached over plain HTTP in development: a browser refuses
+    /// such cookies from an `http://` origin other than localhost.
+    package var consolePlainHTTP: Bool
+    /// Requests per second per API key.
+    package var rateLimits: RateLimits
 
     /// Apple's APNs hosts and Google's FCM hosts.
     package static let pushServiceHosts = [
@@ -59,8 +63,9 @@ package struct ServerSettings: Sendable {
         retentionInterval: Duration = .seconds(3600),
         allowedEndpoints: [String] = ServerSettings.pushServiceHosts,
         credentialsDirectory: String? = nil,
-        allowedWebhookHosts: [String] = [],
-        webhooks: WebhookSettings = WebhookSettings()
+        webhooks: WebhookSettings = WebhookSettings(),
+        consolePlainHTTP: Bool = false,
+        rateLimits: RateLimits = RateLimits()
     ) {
         self.host = host
         self.port = port
@@ -71,8 +76,9 @@ package struct ServerSettings: Sendable {
         self.retentionInterval = retentionInterval
         self.allowedEndpoints = allowedEndpoints
         self.credentialsDirectory = credentialsDirectory
-        self.allowedWebhookHosts = allowedWebhookHosts
         self.webhooks = webhooks
+        self.consolePlainHTTP = consolePlainHTTP
+        self.rateLimits = rateLimits
     }
 
     /// The first setting that cannot work, naming its flag, or nil.
@@ -83,8 +89,11 @@ package struct ServerSettings: Sendable {
         if let bad = allowedEndpoints.first(where: { EndpointAllowList.Entry($0) == nil }) {
             return "--allowed-endpoint \(bad.prefix(100)): a host name or address, optionally with :PORT"
         }
-        if let bad = allowedWebhookHosts.first(where: { EndpointAllowList.Entry($0) == nil }) {
+        if let bad = webhooks.destinations.allowedHosts.first(where: { EndpointAllowList.Entry($0) == nil }) {
             return "--allowed-webhook-host \(bad.prefix(100)): a host name or address, optionally with :PORT"
+        }
+        if rateLimits.readsPerSecond < 0 || rateLimits.writesPerSecond < 0 {
+            return "--key-read-rate, --key-write-rate: 0 (no limit) or more"
         }
         if let directory = credentialsDirectory {
             var isDirectory: ObjCBool = false

@@ -51,5 +51,7 @@ package struct Migration: Hashable, Sendable {
         Migration(
             version: 14, name: "0014_device_index_by_day.sql",
             sql: String(decoding: PackageResources._014_device_index_by_day_sql, as: UTF8.self)),
+        Migration(
+            version: 15, name: "0015_notifications.sql", sql: String(decoding: PackageResources._015_notifications_sql, as: UTF8.self)),
     ]
 }

@@ -8,13 +8,13 @@ package struct NotificationQuery: Hashable, Sendable {
     package var appIDs: Set<Int64>?
     /// Only this reference (an exact match).
     package var reference: String?
-    /// Only deliveries sent at or after this time.
+    /// Only notifications last sent at or after this time.
     package var sentAfter: Date?
-    /// Only deliveries sent before this time.
+    /// Only notifications last sent before this time.
     package var sentBefore: Date?
-    /// Only deliveries of this conversation.
+    /// Only notifications of this conversation.
     package var thread: String?
-    /// Only deliveries of this campaign.
+    /// Only notifications of this campaign.
     package var campaign: String?
     /// Notifications a page holds, 1 to ``maximumLimit``.
     package var limit: Int
@@ -110,8 +110,7 @@ package struct RetractionBrief: Hashable, Sendable {
     }
 }
 
-/// One notification: an app's reference and the deliveries of it a query
-/// selects (all of them when the query has no range and no label).
+/// One notification: an app's reference over all of its deliveries.
 package struct NotificationSummary: Hashable, Sendable {
     package var appID: Int64
     package var appName: String
@@ -123,7 +122,7 @@ package struct NotificationSummary: Hashable, Sendable {
     package var firstSentAt: Date
     package var lastSentAt: Date
     /// The conversation its deliveries carry; if they carry several, the
-    /// greatest of them.
+    /// first recorded.
     package var thread: String?
     /// The campaign, chosen the same way.
     package var campaign: String?

@@ -42,6 +42,25 @@ extension RetractStore {
         return ConsoleSession(key: key, formToken: formToken, expiresAt: expiresAt)
     }
 
+    /// Of the sessions whose ids hash to `idHashes`, those still signed in:
+    /// unexpired, and their key not revoked. One read for every live stream
+    /// the console holds open.
+    package func liveConsoleSessions(idHashes: Set<[UInt8]>) async throws(StoreError) -> Set<[UInt8]> {
+        guard !idHashes.isEmpty else { return [] }
+        let hashes = idHashes.map { ByteBuffer(bytes: $0) }
+        return try await perform("checking console sessions", idempotent: true) { [self] in
+            let rows = try await client.query(
+                """
+                SELECT s.id_hash FROM console_sessions s JOIN api_keys k ON k.id = s.key_id
+                WHERE s.id_hash = ANY(\(hashes)::bytea[]) AND s.expires_at > now() AND k.revoked_at IS NULL
+                """,
+                logger: logger)
+            var live: Set<[UInt8]> = []
+            for try await hash in rows.decode(ByteBuffer.self) { live.insert(Array(hash.readableBytesView)) }
+            return live
+        }
+    }
+
     /// Ends a sign-in. Ending one that does not exist is not an error.
     package func deleteConsoleSession(idHash: [UInt8]) async throws(StoreError) {
         let hash = ByteBuffer(bytes: idHash)

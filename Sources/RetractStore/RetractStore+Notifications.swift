@@ -8,74 +8,18 @@ extension RetractStore {
     /// first (then by reference and app), each with the retractions that
     /// take it.
     ///
-    /// Groups the deliveries the query selects by app and reference: the
-    /// cost grows with the deliveries in the range (only the day partitions
-    /// of `sentAfter`...`sentBefore` are read; a thread or campaign is read
-    /// through its label's index within each app), not with the page's
-    /// depth. A console should give a range. Each notification of the page
-    /// is then counted through the primary key.
+    /// Reads `notifications`, which a trigger keeps as deliveries are
+    /// recorded, through an index in the page's order, one app at a time:
+    /// a page reads as many rows as it shows (per app of the query), however
+    /// many deliveries the ledger holds, and its `LIMIT` bounds the work.
+    /// Only the page's own notifications are then counted, each over all of
+    /// its deliveries through the primary key. On ``readClient``.
     package func notificationPage(_ query: NotificationQuery) async throws(StoreError) -> NotificationPage {
         if let (field, problem) = query.problem { throw StoreError(.invalidInput, "\(field): \(problem)") }
-        var binds = PostgresBindings()
-        func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
-            binds.append(value)
-            return "$\(binds.count)"
-        }
-        // What selects the deliveries: in the page's grouping and again in each notification's counts.
-        var selected: [String] = []
-        if let after = query.sentAfter {
-            let at = bind(after)
-            selected.append("d.sent_at >= \(at)::timestamptz AND d.sent_on >= (\(at)::timestamptz AT TIME ZONE 'UTC')::date")
-        }
-        if let before = query.sentBefore {
-            let at = bind(before)
-            selected.append("d.sent_at < \(at)::timestamptz AND d.sent_on <= (\(at)::timestamptz AT TIME ZONE 'UTC')::date")
-        }
-        if let thread = query.thread { selected.append("d.thread = \(bind(thread))::text") }
-        if let campaign = query.campaign { selected.append("d.campaign = \(bind(campaign))::text") }
-        var listed = selected
-        if let apps = query.appIDs { listed.append("d.app_id = ANY(\(bind(apps.sorted()))::bigint[])") }
-        if let reference = query.reference { listed.append("d.reference = \(bind(reference))::text") }
-        var after = "true"
-        if let cursor = query.cursor {
-            let at = "('epoch'::timestamptz + \(bind(cursor.microseconds))::bigint * interval '1 microsecond')"
-            after =
-                "max(d.sent_at) < \(at) OR (max(d.sent_at) = \(at) AND (d.reference, d.app_id) > (\(bind(cursor.reference))::text, \(bind(cursor.appID))::bigint))"
-        }
-        let limit = bind(query.limit + 1)
-        func conditions(_ list: [String]) -> String { list.isEmpty ? "true" : list.joined(separator: " AND ") }
-        let sql = PostgresQuery(
-            unsafeSQL: """
-                WITH page AS (
-                    SELECT d.app_id, d.reference, max(d.sent_at) AS last_sent
-                    FROM deliveries d
-                    WHERE \(conditions(listed))
-                    GROUP BY d.app_id, d.reference
-                    HAVING \(after)
-                    ORDER BY last_sent DESC, d.reference, d.app_id
-                    LIMIT \(limit)
-                )
-                SELECT p.app_id, a.name, p.reference, (extract(epoch FROM p.last_sent) * 1000000)::bigint,
-                       s.devices, s.dead, s.first_sent, p.last_sent, s.thread, s.campaign
-                FROM page p
-                JOIN apps a ON a.id = p.app_id
-                CROSS JOIN LATERAL (
-                    SELECT count(*) AS devices, count(dt.token) AS dead, min(t.first_sent) AS first_sent,
-                           max(t.thread) AS thread, max(t.campaign) AS campaign
-                    FROM (
-                        SELECT d.token, min(d.sent_at) AS first_sent, max(d.thread) AS thread, max(d.campaign) AS campaign
-                        FROM deliveries d
-                        WHERE d.app_id = p.app_id AND d.reference = p.reference AND \(conditions(selected))
-                        GROUP BY d.token
-                    ) t
-                    LEFT JOIN dead_tokens dt ON dt.app_id = p.app_id AND dt.token = t.token
-                ) s
-                ORDER BY p.last_sent DESC, p.reference, p.app_id
-                """,
-            binds: binds)
-        return try await perform("listing notifications", idempotent: true) { [self] in
+        let sql = Self.notificationPageQuery(query)
+        return try await performRead("listing notifications") { [self] in
             var found: [(NotificationSummary, NotificationCursor)] = []
-            let rows = try await client.query(sql, logger: logger)
+            let rows = try await readClient.query(sql, logger: logger)
             for try await row in rows {
                 let (appID, appName, reference, micros, devices, dead) = try row.decode((Int64, String, String, Int64, Int, Int).self)
                 let (first, last, thread, campaign) = try row.decode((Date, Date, String?, String?).self, startingAt: 6)
@@ -88,12 +32,72 @@ extension RetractStore {
                     ))
             }
             var notifications = found.prefix(query.limit).map(\.0)
-            let briefs = try await Self.retractionBriefs(of: notifications.map { ($0.appID, $0.reference) }, client: client, logger: logger)
+            let briefs = try await Self.retractionBriefs(
+                of: notifications.map { ($0.appID, $0.reference) }, client: readClient, logger: logger)
             for index in notifications.indices {
                 notifications[index].retractions = briefs[Pair(notifications[index].appID, notifications[index].reference)] ?? []
             }
             return NotificationPage(notifications: notifications, next: found.count > query.limit ? found[query.limit - 1].1 : nil)
         }
+    }
+
+    /// The statement of a page of ``notificationPage(_:)``: the query's
+    /// notifications and their counts, one row more than the page holds
+    /// when there is a next page. Apart so that a test can `EXPLAIN` it.
+    package static func notificationPageQuery(_ query: NotificationQuery) -> PostgresQuery {
+        var binds = PostgresBindings()
+        func bind<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+            binds.append(value)
+            return "$\(binds.count)"
+        }
+        var conditions = ["n.app_id = x.app_id"]
+        if let after = query.sentAfter { conditions.append("n.last_sent_at >= \(bind(after))::timestamptz") }
+        if let before = query.sentBefore { conditions.append("n.last_sent_at < \(bind(before))::timestamptz") }
+        if let thread = query.thread { conditions.append("n.thread = \(bind(thread))::text") }
+        if let campaign = query.campaign { conditions.append("n.campaign = \(bind(campaign))::text") }
+        if let reference = query.reference { conditions.append("n.reference = \(bind(reference))::text") }
+        if let cursor = query.cursor {
+            let at = "('epoch'::timestamptz + \(bind(cursor.microseconds))::bigint * interval '1 microsecond')"
+            let reference = bind(cursor.reference)
+            // The bound alone is what the index can start from; the rest picks up after the cursor's own row.
+            conditions.append(
+                "n.last_sent_at <= \(at) AND (n.last_sent_at < \(at) OR n.reference > \(reference)::text "
+                    + "OR (n.reference = \(reference)::text AND n.app_id > \(bind(cursor.appID))::bigint))")
+        }
+        let apps = query.appIDs.map { "unnest(\(bind($0.sorted()))::bigint[])" } ?? "(SELECT id FROM apps)"
+        let limit = bind(query.limit + 1)
+        return PostgresQuery(
+            unsafeSQL: """
+                WITH page AS MATERIALIZED (
+                    SELECT n.*
+                    FROM \(apps) AS x (app_id)
+                    CROSS JOIN LATERAL (
+                        SELECT n.app_id, n.reference, n.first_sent_at, n.last_sent_at, n.thread, n.campaign
+                        FROM notifications n
+                        WHERE \(conditions.joined(separator: " AND "))
+                        ORDER BY n.last_sent_at DESC, n.reference
+                        LIMIT \(limit)
+                    ) n
+                    ORDER BY n.last_sent_at DESC, n.reference, n.app_id
+                    LIMIT \(limit)
+                )
+                SELECT p.app_id, a.name, p.reference, (extract(epoch FROM p.last_sent_at) * 1000000)::bigint,
+                       s.devices, s.dead, p.first_sent_at, p.last_sent_at, p.thread, p.campaign
+                FROM page p
+                JOIN apps a ON a.id = p.app_id
+                CROSS JOIN LATERAL (
+                    SELECT count(*) AS devices, count(dt.token) AS dead
+                    FROM (
+                        -- Only the partitions of the days it was sent on are read (pruned as the statement runs).
+                        SELECT DISTINCT d.token FROM deliveries d
+                        WHERE d.app_id = p.app_id AND d.reference = p.reference
+                          AND d.sent_on BETWEEN (p.first_sent_at AT TIME ZONE 'UTC')::date AND (p.last_sent_at AT TIME ZONE 'UTC')::date
+                    ) t
+                    LEFT JOIN dead_tokens dt ON dt.app_id = p.app_id AND dt.token = t.token
+                ) s
+                ORDER BY p.last_sent_at DESC, p.reference, p.app_id
+                """,
+            binds: binds)
     }
 
     /// One notification over all of its deliveries, and its first
@@ -104,8 +108,8 @@ extension RetractStore {
         let page = try await notificationPage(NotificationQuery(appIDs: [appID], reference: reference, limit: 1))
         guard let summary = page.notifications.first else { return nil }
         guard deviceLimit > 0 else { return NotificationDetail(summary: summary, devices: []) }
-        let devices = try await perform("reading the devices of \(reference)", idempotent: true) { [self] in
-            let rows = try await client.query(
+        let devices = try await performRead("reading the devices of \(reference)") { [self] in
+            let rows = try await readClient.query(
                 """
                 SELECT d.token, min(d.transport)::text, max(d.sent_at), dt.dead_since, dt.reason, dt.recorded_at
                 FROM deliveries d

@@ -4,7 +4,8 @@ import PostgresNIO
 extension RetractStore {
     /// Creates the day partitions of `deliveries` from today to
     /// ``Retention/daysAhead`` days ahead, and drops the ones wholly older than
-    /// ``Retention/days``. Safe to run from several processes at once.
+    /// ``Retention/days``, with the notifications last sent before them.
+    /// Safe to run from several processes at once.
     ///
     /// - Returns: the names of the partitions dropped.
     @discardableResult
@@ -22,6 +23,14 @@ extension RetractStore {
             logger.info("dropped expired deliveries", metadata: ["partition": "\(partition.name)"])
         }
         try await dropExpiredIdempotencyRecords()
+        try await perform("deleting expired notifications", idempotent: true) { [self] in
+            // App by app, through the list's own index: no index leads with the time.
+            try await client.query(
+                """
+                DELETE FROM notifications n USING apps a
+                WHERE n.app_id = a.id AND n.last_sent_at < \(oldestKept.isoDate)::date::timestamp AT TIME ZONE 'UTC'
+                """, logger: logger)
+        }
         return expired.map(\.name)
     }
 

@@ -48,6 +48,15 @@ extension RetractStore {
     }
 
     /// The webhook of an app, if it has one.
+    /// How many apps have a completion webhook.
+    package func webhookCount() async throws(StoreError) -> Int {
+        try await perform("counting webhooks", idempotent: true) { [self] in
+            let rows = try await client.query("SELECT count(*)::bigint FROM app_webhooks", logger: logger)
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            return 0
+        }
+    }
+
     package func webhook(appID: Int64) async throws(StoreError) -> AppWebhook? {
         try await perform("reading the webhook of app \(appID)", idempotent: true) { [self] in
             try await Self.webhooks(

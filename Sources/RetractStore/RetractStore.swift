@@ -12,6 +12,15 @@ import PostgresNIO
 /// connection drops; the others report ``StoreError/Code/connectionLost``.
 package final class RetractStore: Sendable {
     package let client: PostgresClient
+    /// The pool of the reads an API key with only `read` can start (the
+    /// notification list, the audit log), kept apart so that they can never
+    /// take the connections recording, retracting and the workers need; its
+    /// statements stop at a timeout. ``client`` when no ``ReadPool`` was given.
+    package let readClient: PostgresClient
+    /// One connection of its own for the server's ping, so that a pool busy
+    /// with slow queries does not look like a database that is down.
+    /// ``client`` when no ``ReadPool`` was given.
+    package let healthClient: PostgresClient
     /// How long deliveries are kept; older day partitions are dropped.
     package let retention: Retention
     let logger: Logger
@@ -26,8 +35,13 @@ package final class RetractStore: Sendable {
 
     /// A store over `client`, which the caller runs (`client.run()`), as a
     /// service of the server's lifecycle, say.
-    package init(client: PostgresClient, retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")) {
+    package init(
+        client: PostgresClient, readClient: PostgresClient? = nil, healthClient: PostgresClient? = nil, retention: Retention = Retention(),
+        logger: Logger = Logger(label: "retract.store")
+    ) {
         self.client = client
+        self.readClient = readClient ?? client
+        self.healthClient = healthClient ?? client
         self.retention = retention
         self.logger = logger
     }
@@ -39,20 +53,35 @@ package final class RetractStore: Sendable {
         url: DatabaseURL,
         retention: Retention = Retention(),
         maximumConnections: Int = 20,
+        readPool: ReadPool? = nil,
         logger: Logger = Logger(label: "retract.store"),
         _ body: (RetractStore) async throws -> Result
     ) async throws -> Result {
         try await checkReachable(url, logger: logger)
-        var configuration = try url.clientConfiguration()
-        configuration.options.maximumConnections = maximumConnections
         // The pool's own messages are debug chatter but for one warning, logged
         // when a query comes before run() has started; that race is harmless
         // here (the lease waits for run), so the pool logs errors only.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .error)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
-        let store = RetractStore(client: client, retention: retention, logger: logger)
-        let running = Task { await client.run() }
+        func pool(_ connections: Int, startup: [(String, String)] = []) throws -> PostgresClient {
+            var configuration = try url.clientConfiguration()
+            configuration.options.maximumConnections = connections
+            configuration.options.additionalStartupParameters = startup
+            return PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
+        }
+        let client = try pool(maximumConnections)
+        let reads = try readPool.map { readPool in
+            let milliseconds = Int((readPool.statementTimeout / .milliseconds(1)).rounded(.up))
+            return try pool(readPool.connections, startup: [("statement_timeout", "\(milliseconds)")])
+        }
+        let health = try readPool.map { _ in try pool(1) }
+        let clients = [client] + [reads, health].compactMap { $0 }
+        let store = RetractStore(client: client, readClient: reads, healthClient: health, retention: retention, logger: logger)
+        let running = Task {
+            await withDiscardingTaskGroup { group in
+                for client in clients { group.addTask { await client.run() } }
+            }
+        }
         do {
             let result = try await body(store)
             await stop(running, logger: logger)
@@ -120,13 +149,27 @@ package final class RetractStore: Sendable {
             } catch {
                 let storeError = StoreError.from(error, during: operation)
                 let retried = storeError.code == .conflict || (idempotent && storeError.code == .connectionLost)
-                guard retried, attempt < 3 else { throw storeError }
+                // A cancelled task's statement fails as a lost connection: there is no one left to retry for.
+                guard retried, attempt < 3, !Task.isCancelled else { throw storeError }
                 logger.warning(
-                    storeError.code == .conflict ? "rolled back by the database to break a deadlock; trying again" : "database connection lost; trying again",
+                    storeError.code == .conflict
+                        ? "rolled back by the database to break a deadlock; trying again" : "database connection lost; trying again",
                     metadata: ["operation": "\(operation)", "attempt": "\(attempt)"])
                 try? await Task.sleep(for: .milliseconds(100 * attempt))
                 attempt += 1
             }
+        }
+    }
+
+    /// ``perform(_:idempotent:answerLimit:_:)`` of a read on ``readClient``:
+    /// a statement its pool's timeout stopped is ``StoreError/Code/readTimeout``.
+    func performRead<Result: Sendable>(
+        _ operation: String, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws(StoreError) -> Result {
+        do {
+            return try await perform(operation, idempotent: true, body)
+        } catch  where error.code == .canceled && readClient !== client {
+            throw StoreError(.readTimeout, "\(operation): stopped by the read timeout", sqlState: error.sqlState)
         }
     }
 
@@ -179,10 +222,24 @@ package final class RetractStore: Sendable {
         }
     }
 
-    /// Whether the database answers: for readiness checks.
+    /// Whether the database answers: for readiness checks. Through
+    /// ``healthClient``, so that a busy pool does not read as a database that is down.
     package func ping() async throws(StoreError) {
         try await perform("checking the database", idempotent: true) { [self] in
-            _ = try await client.query("SELECT 1", logger: logger).collect()
+            _ = try await healthClient.query("SELECT 1", logger: logger).collect()
+        }
+    }
+
+    /// The pool of the reads a `read` key can start, apart from the rest.
+    package struct ReadPool: Hashable, Sendable {
+        /// Its connections, beside the main pool's.
+        package var connections: Int
+        /// PostgreSQL's `statement_timeout` on them: a read that runs longer is stopped.
+        package var statementTimeout: Duration
+
+        package init(connections: Int = 4, statementTimeout: Duration = .seconds(10)) {
+            self.connections = connections
+            self.statementTimeout = statementTimeout
         }
     }
 }

@@ -27,6 +27,12 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         package static let schemaMismatch = Code("schema_mismatch")
         /// A migration failed; nothing of it was applied.
         package static let migrationFailed = Code("migration_failed")
+        /// PostgreSQL cancelled the statement: a `statement_timeout`, or a cancel request.
+        package static let canceled = Code("canceled")
+        /// A read on ``RetractStore/readClient`` ran past its pool's
+        /// `statement_timeout` and was stopped (``RetractStore/ReadPool``):
+        /// the read asked for too much.
+        package static let readTimeout = Code("read_timeout")
         /// Any other database error.
         package static let database = Code("database")
 
@@ -71,6 +77,7 @@ extension StoreError {
             let message = "\(operation): \(detail.isEmpty ? "the database refused it" : detail)"
             switch state {
             case "23505": return StoreError(.uniqueViolation, message, sqlState: state)
+            case "57014": return StoreError(.canceled, message, sqlState: state)
             case "40P01", "40001": return StoreError(.conflict, message, sqlState: state)
             case "23503": return StoreError(.foreignKeyViolation, message, sqlState: state)
             // Check and not-null violations, and text PostgreSQL cannot hold (a NUL byte, bad UTF-8, a bad date).

@@ -42,6 +42,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "PostgreSQL connections, one of them listening for new work; RETRACT_POOL_SIZE, else 20 (at least 3).")
     var poolSize: Int?
 
+    @Option(
+        help:
+            "PostgreSQL connections of their own for the reads a read key can start (lists, the audit log, console pages), so they cannot take the pool's; RETRACT_READ_POOL_SIZE, else 4."
+    )
+    var readPoolSize: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Seconds one of those reads may run before PostgreSQL stops it (503 read-timeout); RETRACT_READ_TIMEOUT, else 10.",
+            valueName: "SECONDS"))
+    var readTimeout: Int?
+
+    @Option(help: "Reads one API key may make a second, twice that at once; RETRACT_KEY_READ_RATE, else 50 (0: no limit).")
+    var keyReadRate: Int?
+
+    @Option(help: "Writes one API key may make a second, twice that at once; RETRACT_KEY_WRITE_RATE, else 1000 (0: no limit).")
+    var keyWriteRate: Int?
+
     @Option(help: "text or json; RETRACT_LOG_FORMAT, else text.")
     var logFormat: String?
 
@@ -64,9 +82,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("allowed-webhook-host"),
         help: ArgumentHelp(
-            "A host (HOST or HOST:PORT) an app's completion webhook may be sent to; repeatable. None by default, so no webhook can be set. RETRACT_ALLOWED_WEBHOOK_HOSTS (comma-separated) when not given.",
+            "A host (HOST for port 443, or HOST:PORT) an app's completion webhook may be sent to; repeatable, checked again before every delivery. None by default, so no webhook can be set. RETRACT_ALLOWED_WEBHOOK_HOSTS (comma-separated) when not given.",
             valueName: "HOST[:PORT]"))
     var allowedWebhookHosts: [String] = []
+
+    @Option(
+        name: .customLong("allowed-webhook-network"),
+        help: ArgumentHelp(
+            "An address range (CIDR) a webhook's host may resolve to although it is loopback, private, link-local or unique-local; repeatable. None by default: such addresses are refused unless the host is that address itself. RETRACT_ALLOWED_WEBHOOK_NETWORKS (comma-separated) when not given.",
+            valueName: "CIDR"))
+    var allowedWebhookNetworks: [String] = []
+
+    @Flag(
+        name: .customLong("console-plain-http"),
+        help:
+            "Console cookies without Secure and the __Host- prefix, for a console reached over plain HTTP from another host in development; RETRACT_CONSOLE_PLAIN_HTTP=true. Not for production: put the console behind TLS."
+    )
+    var consolePlainHTTP = false
 
     @Option(
         name: .customLong("credentials-dir"),
@@ -87,6 +119,10 @@ struct ServeCommand: AsyncParsableCommand {
             let retention = Retention(
                 days: try Self.number(retentionDays, "RETRACT_RETENTION_DAYS", "--retention-days", environment, 30, 1...3650))
             let pool = try Self.number(poolSize, "RETRACT_POOL_SIZE", "--pool-size", environment, 20, 3...500)
+            let readPool = RetractStore.ReadPool(
+                connections: try Self.number(readPoolSize, "RETRACT_READ_POOL_SIZE", "--read-pool-size", environment, 4, 1...100),
+                statementTimeout: .seconds(
+                    try Self.number(readTimeout, "RETRACT_READ_TIMEOUT", "--read-timeout", environment, 10, 1...3600)))
             let engineSettings = try engine.settings(lease: lease)
             let apnsSettings = try engine.apnsSettings()
             let fcmSettings = try engine.fcmSettings()
@@ -94,8 +130,9 @@ struct ServeCommand: AsyncParsableCommand {
             let factory = RetractServer.metricsFactory(registry: registry)
             // The APNs clients count through the global factory; this process has one registry.
             MetricsSystem.bootstrap(factory)
-            try await RetractStore.withStore(url: try database.url(), retention: retention, maximumConnections: pool, logger: logger) {
-                store in
+            try await RetractStore.withStore(
+                url: try database.url(), retention: retention, maximumConnections: pool, readPool: readPool, logger: logger
+            ) { store in
                 for migration in try await MigrationRunner().migrate(store) {
                     logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])
                 }
@@ -131,8 +168,19 @@ struct ServeCommand: AsyncParsableCommand {
         settings.drainTimeout = .seconds(
             try Self.number(drainTimeout, "RETRACT_DRAIN_TIMEOUT", "--drain-timeout", environment, 25, 0...3600))
         settings.allowedEndpoints = Self.hosts(allowedEndpoints, "RETRACT_ALLOWED_ENDPOINTS", environment) ?? settings.allowedEndpoints
-        settings.allowedWebhookHosts =
-            Self.hosts(allowedWebhookHosts, "RETRACT_ALLOWED_WEBHOOK_HOSTS", environment) ?? settings.allowedWebhookHosts
+        settings.webhooks.destinations.allowedHosts = Self.hosts(allowedWebhookHosts, "RETRACT_ALLOWED_WEBHOOK_HOSTS", environment) ?? []
+        for text in Self.hosts(allowedWebhookNetworks, "RETRACT_ALLOWED_WEBHOOK_NETWORKS", environment) ?? [] {
+            guard let network = IPNetwork(text) else {
+                throw RetractError(
+                    .invalidInput, "--allowed-webhook-network \(text.prefix(100)): an address range such as 10.0.0.0/8 or fd00::/8")
+            }
+            settings.webhooks.destinations.allowedNetworks.append(network)
+        }
+        settings.consolePlainHTTP = try Self.flag(consolePlainHTTP, "RETRACT_CONSOLE_PLAIN_HTTP", environment)
+        settings.rateLimits.readsPerSecond = try Self.number(
+            keyReadRate, "RETRACT_KEY_READ_RATE", "--key-read-rate", environment, settings.rateLimits.readsPerSecond, 0...1_000_000)
+        settings.rateLimits.writesPerSecond = try Self.number(
+            keyWriteRate, "RETRACT_KEY_WRITE_RATE", "--key-write-rate", environment, settings.rateLimits.writesPerSecond, 0...1_000_000)
         settings.credentialsDirectory = credentialsDirectory ?? environment["RETRACT_CREDENTIALS_DIR"].flatMap { $0.isEmpty ? nil : $0 }
         if let problem = settings.problem { throw RetractError(.invalidInput, problem) }
         return settings
@@ -143,6 +191,16 @@ struct ServeCommand: AsyncParsableCommand {
         if !flags.isEmpty { return flags }
         guard let list = environment[variable], !list.isEmpty else { return nil }
         return list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// A flag given, else its environment variable: `true`/`1` or `false`/`0`.
+    private static func flag(_ given: Bool, _ variable: String, _ environment: [String: String]) throws(RetractError) -> Bool {
+        if given { return true }
+        switch environment[variable]?.lowercased() {
+        case nil, "", "false", "0": return false
+        case "true", "1": return true
+        case let other?: throw RetractError(.invalidInput, "\(variable)=\(other.prefix(40)): true or false")
+        }
     }
 
     /// A number from its flag, else its environment variable, else `fallback`, within `range`.

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+import urllib.parse
 
 from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException
@@ -27,6 +28,12 @@ BASE = os.environ["CONSOLE_BASE"]
 MODERATOR_KEY = os.environ["MODERATOR_KEY"]
 VIEWER_KEY = os.environ["VIEWER_KEY"]
 SHOTS = os.environ["SCREENSHOTS"]
+
+# A thread label scripts/console-test records two days back (out of the default
+# list) with a key that may only record: markup hidden in grapheme clusters.
+HOSTILE_THREAD = os.environ["HOSTILE_THREAD"]
+# What the review's reflected link put in `next`.
+HOSTILE_NEXT = '/console/x\u0600"\u0600>\u0600<meta http-equiv=refresh content=0;url=https://evil.example/phish\u0600>'
 
 WRONG = "breaking-2026-11-26-wrong"
 WRONG_DEVICES = 500
@@ -103,8 +110,11 @@ def moderator_takes_back_the_broadcast(driver, wait):
 
     sign_in(driver, MODERATOR_KEY, wait)
     check(driver.find_element(By.ID, "key-name").text == "trust-and-safety", "signed in as someone else")
-    # The session cookie is not readable by scripts (HttpOnly).
+    # The session cookie is not readable by scripts (HttpOnly), is Secure, and __Host- (whole host, no Domain).
     check("retract_console=" not in driver.execute_script("return document.cookie"), "the session cookie is readable by scripts")
+    session = [c for c in driver.get_cookies() if c["name"] == "__Host-retract_console"]
+    check(len(session) == 1, "no __Host-retract_console cookie: %s" % [c["name"] for c in driver.get_cookies()])
+    check(session[0]["secure"] and session[0]["httpOnly"] and session[0]["path"] == "/", "the session cookie: %s" % session[0])
     rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
     check(len(rows) == 3, "the list shows %d notifications, not the 3 recorded" % len(rows))
     every_field_is_labelled(driver, "notifications")
@@ -183,6 +193,35 @@ def moderator_takes_back_the_broadcast(driver, wait):
     check("/console/sign-in" in driver.current_url, "still signed in after signing out")
 
 
+def markup_in_values_stays_text(driver, wait):
+    """A reflected `next` and a stored label render as text: no element of theirs exists."""
+    driver.get(BASE + "/console/sign-in?next=" + urllib.parse.quote(HOSTILE_NEXT, safe=""))
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+    time.sleep(1.5)  # what a meta refresh of 0 s would have had to redirect
+    check("/console/sign-in" in driver.current_url, "the sign-in page with a hostile next went to %s" % driver.current_url)
+    check(not driver.find_elements(By.CSS_SELECTOR, "meta[http-equiv]"), "next put a <meta http-equiv> in the page")
+    check(driver.find_element(By.CSS_SELECTOR, "input[name=next]").get_attribute("value") == HOSTILE_NEXT,
+          "next is not kept as the text it was")
+
+    sign_in(driver, MODERATOR_KEY, wait)
+    driver.get(BASE + "/console/notifications?sentAfter=&thread=" + urllib.parse.quote(HOSTILE_THREAD, safe=""))
+    rows = wait.until(EC.presence_of_all_elements_located((By.CSS_SELECTOR, "#notifications tbody tr")))
+    time.sleep(1.5)
+    check("/console/notifications" in driver.current_url, "the list with a hostile label went to %s" % driver.current_url)
+    check(len(rows) == 1, "the hostile label's search found %d rows" % len(rows))
+    check(not driver.find_elements(By.CSS_SELECTOR, "meta[http-equiv], a[href^='https://evil']"), "a label became markup")
+    check("<meta" in rows[0].text, "the label is not shown as text: %r" % rows[0].text)
+    check(driver.find_element(By.ID, "thread").get_attribute("value") == HOSTILE_THREAD, "the search field lost the label")
+    rows[0].find_element(By.CSS_SELECTOR, "a.reference").click()
+    wait.until(EC.presence_of_element_located((By.ID, "device-count")))
+    check(not driver.find_elements(By.CSS_SELECTOR, "meta[http-equiv], a[href^='https://evil']"), "a label became markup")
+    # Tokens are masked for a key without admin, as the API never shows them to read keys.
+    tokens = [code.text for code in driver.find_elements(By.CSS_SELECTOR, "code.token")]
+    check(tokens and all("…" in token and len(token) < 20 for token in tokens), "device tokens shown whole: %s" % tokens[:3])
+    driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+
+
 def viewer_may_only_look(driver, wait):
     sign_in(driver, VIEWER_KEY, wait)
     rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
@@ -206,6 +245,7 @@ def main():
     wait = WebDriverWait(driver, 20)
     try:
         moderator_takes_back_the_broadcast(driver, wait)
+        markup_in_values_stays_text(driver, wait)
         viewer_may_only_look(driver, wait)
     except Exception:
         driver.save_screenshot(os.path.join(SHOTS, "failure.png"))

@@ -21,19 +21,23 @@ struct APIStage {
     /// `chat`, registered with the simulator's key.
     var chat: App
 
+    /// The simulator's address is allowed as an app endpoint, and the temp folder (where the
+    /// simulators' keys are) is the credentials folder, as an operator of such a stage would set them.
+    static let defaultSettings = ServerSettings(
+        port: 0, healthInterval: .milliseconds(200), allowedEndpoints: ServerSettings.pushServiceHosts + ["127.0.0.1"],
+        credentialsDirectory: FileManager.default.temporaryDirectory.path)
+
     static func with(
         faults: APNsSimulatorFaults = APNsSimulatorFaults(),
-        // The simulator's address is allowed as an app endpoint, and the temp folder (where the
-        // simulators' keys are) is the credentials folder, as an operator of such a stage would set them.
-        settings: ServerSettings = ServerSettings(
-            port: 0, healthInterval: .milliseconds(200), allowedEndpoints: ServerSettings.pushServiceHosts + ["127.0.0.1"],
-            credentialsDirectory: FileManager.default.temporaryDirectory.path),
+        settings: ServerSettings = defaultSettings,
         fcm: SimulatedFCM? = nil,
         phones: APNsPhoneMix = APNsPhoneMix(),
+        // Pools as `retract serve` has them: the reads and the ping apart from the rest.
+        readPool: RetractStore.ReadPool = RetractStore.ReadPool(connections: 2),
         _ body: (APIStage) async throws -> Void
     ) async throws {
         try await SimulatedAPNs.with(faults: faults, phones: phones) { apns in
-            try await TestDatabase.withStore { store, _ in
+            try await TestDatabase.withStore(readPool: readPool) { store, _ in
                 let chat = try await store.registerApp(apns.registration(name: "chat"), actor: "test")
                 let ca = try String(contentsOfFile: apns.caPath, encoding: .utf8)
                 let transports = PushTransports(

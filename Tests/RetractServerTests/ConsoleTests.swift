@@ -13,7 +13,9 @@ import Testing
 @Suite("Moderation console")
 struct ConsoleTests {
     /// A session for the key named `name`, made as sign-in makes one; the cookie header and the form token.
-    static func session(_ stage: APIStage, keyName name: String, expiresIn seconds: TimeInterval = 3600) async throws -> (
+    static func session(
+        _ stage: APIStage, keyName name: String, expiresIn seconds: TimeInterval = 3600
+    ) async throws -> (
         cookie: String, formToken: String
     ) {
         let key = try #require(try await stage.store.apiKeys().first { $0.name == name })
@@ -21,7 +23,7 @@ struct ConsoleTests {
         let token = ConsoleSessions.randomSecret()
         try await stage.store.createConsoleSession(
             idHash: ConsoleSessions.hash(id), keyID: key.id, formToken: token, expiresAt: Date().addingTimeInterval(seconds))
-        return ("\(ConsoleSessions.cookieName)=\(id)", token)
+        return ("\(ConsoleSessions.cookieName(plainHTTP: false))=\(id)", token)
     }
 
     static func form(_ fields: [String: String]) -> String {
@@ -48,7 +50,8 @@ struct ConsoleTests {
             // Without a session: sent to sign in; with one, the page shows the notification.
             let anonymous = try await stage.http.call("GET", "/console/notification?app=chat&reference=m-1")
             #expect(anonymous.status == 200 && anonymous.text.contains("name=\"key\""), "\(anonymous)")
-            let page = try await stage.http.call("GET", "/console/notification?app=chat&reference=m-1", headers: ["Cookie": moderator.cookie])
+            let page = try await stage.http.call(
+                "GET", "/console/notification?app=chat&reference=m-1", headers: ["Cookie": moderator.cookie])
             #expect(page.status == 200 && page.text.contains(#"<dd id="device-count">20</dd>"#), "\(page)")
             #expect(page.text.contains(#"id="dry-run""#))
             #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
@@ -72,7 +75,8 @@ struct ConsoleTests {
             viewerFields["csrf"] = viewer.formToken
             let refused = try await Self.post(stage, "/console/retract", cookie: viewer.cookie, viewerFields)
             #expect(refused.status == 403 && refused.text.contains("retract scope"), "\(refused)")
-            let viewerPage = try await stage.http.call("GET", "/console/notification?app=chat&reference=m-1", headers: ["Cookie": viewer.cookie])
+            let viewerPage = try await stage.http.call(
+                "GET", "/console/notification?app=chat&reference=m-1", headers: ["Cookie": viewer.cookie])
             #expect(!viewerPage.text.contains(#"id="dry-run""#) && viewerPage.text.contains(#"id="no-retract""#))
             // A reason is required.
             var noReason = fields
@@ -104,7 +108,8 @@ struct ConsoleTests {
             let moderator = try await Self.session(stage, keyName: "moderator")
             let expired = try await Self.session(stage, keyName: "expired", expiresIn: -1)
 
-            let foreign = try await stage.http.call("GET", "/console/notification?app=other&reference=x", headers: ["Cookie": moderator.cookie])
+            let foreign = try await stage.http.call(
+                "GET", "/console/notification?app=other&reference=x", headers: ["Cookie": moderator.cookie])
             #expect(foreign.status == 404, "\(foreign)")
 
             // The list shows the last day unless "Sent after" is cleared.
@@ -132,6 +137,76 @@ struct ConsoleTests {
                 stage, "/console/retract", cookie: moderator.cookie,
                 ["csrf": moderator.formToken, "app": "chat", "reference": "r", "reason": "x"])
             #expect(posted.status == 401)
+        }
+    }
+
+    /// Signs `key` in as a browser does, over a plain socket so that the 303's `Set-Cookie` is seen; the answer's head.
+    static func signInHead(_ stage: APIStage, key: String) async throws -> String {
+        let page = try await stage.http.call("GET", "/console/sign-in")
+        let cookie = try #require(page.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+        let token = try #require(page.text.firstMatch(of: /name="csrf" value="([^"]+)"/)?.output.1)
+        let body = form(["csrf": String(token), "key": key, "next": "/console/audit"])
+        let socket = try LoopbackSocket(port: stage.http.baseURL.port ?? 0)
+        defer { socket.close() }
+        try socket.send(
+            "POST /console/sign-in HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n"
+                + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        guard case .bytes(let bytes) = socket.receive() else { return "" }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func cookiesAreHostOnlyAndSecureTokensAreMaskedAndWebhookQueriesHidden() async throws {
+        try await APIStage.with { stage in
+            let viewer = try await stage.key([.read], apps: [stage.chat], name: "viewer")
+            let admin = try await stage.key([.admin], apps: [stage.chat], name: "operator")
+            // The session cookie: __Host-, Secure, the whole host, whatever the request came over.
+            let head = try await Self.signInHead(stage, key: viewer)
+            #expect(head.hasPrefix("HTTP/1.1 303"), "\(head)")
+            let session = try #require(
+                head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie: __host-retract_console=") })
+            #expect(
+                session.contains("; Path=/;") && session.hasSuffix("; Secure") && session.contains("HttpOnly")
+                    && !session.contains("Domain"))
+            let page = try await stage.http.call("GET", "/console/sign-in")
+            #expect(page.header("X-Frame-Options") == "DENY")
+            #expect(page.header("Set-Cookie")?.hasPrefix("__Host-retract_console_signin=") == true)
+
+            // Tokens: a read key sees their ends, an admin key all of them.
+            let tokens = TestTokens.tokens(0..<3)
+            let recorded = try await stage.call(
+                "POST", "/v1/deliveries", key: try await stage.chatKey(),
+                body: #"{"app":"chat","reference":"m-1","tokens":\#(APIStage.hex(tokens))}"#)
+            #expect(recorded.status == 201, "\(recorded)")
+            let viewerSession = try await Self.session(stage, keyName: "viewer")
+            let masked = try await stage.http.call(
+                "GET", "/console/notification?app=chat&reference=m-1", headers: ["Cookie": viewerSession.cookie])
+            let shown = masked.text.matches(of: /<code class="token">([^<]+)<\/code>/).map { String($0.output.1) }
+            #expect(shown == tokens.map { "\($0.hex.prefix(6))…\($0.hex.suffix(4))" }, "\(shown)")
+            #expect(!tokens.contains { masked.text.contains($0.hex) })
+            let adminSession = try await Self.session(stage, keyName: "operator")
+            let whole = try await stage.http.call(
+                "GET", "/console/notification?app=chat&reference=m-1", headers: ["Cookie": adminSession.cookie])
+            #expect(tokens.allSatisfy { whole.text.contains($0.hex) })
+
+            // A webhook URL's query and user are not shown to readers of the audit log.
+            _ = try await stage.store.setWebhook(
+                appID: stage.chat.id, url: "https://hooks.example.com/retract?token=s3cret", secret: String(repeating: "x", count: 40),
+                actor: "test")
+            let audit = try await stage.call("GET", "/v1/audit?app=chat&action=webhook.set", key: viewer)
+            let details = (audit.json?["entries"] as? [[String: Any]])?.first?["details"] as? [String: String]
+            #expect(details?["url"] == "https://hooks.example.com/…", "\(audit)")
+            #expect(!audit.text.contains("s3cret"))
+            _ = admin
+        }
+        // For development over plain HTTP from another machine, and only then: no prefix, no Secure.
+        var settings = APIStage.defaultSettings
+        settings.consolePlainHTTP = true
+        try await APIStage.with(settings: settings) { stage in
+            let viewer = try await stage.key([.read], apps: [stage.chat], name: "viewer")
+            let head = try await Self.signInHead(stage, key: viewer)
+            let session = try #require(
+                head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie: retract_console_plain=") })
+            #expect(!session.contains("Secure"), "\(session)")
         }
     }
 

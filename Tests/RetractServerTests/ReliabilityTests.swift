@@ -7,10 +7,6 @@ import RetractStore
 import RetractTestSupport
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// What the API must hold to whatever a caller sends or the database does:
 /// an admin key cannot aim the server's credentials at a host or a file of
 /// its choosing; a caller who is not an administrator never reads the
@@ -189,23 +185,10 @@ struct ReliabilityTests {
 
     /// Writes `request` to the server over a plain socket and reads what comes back within 5 seconds.
     static func rawExchange(port: Int, _ request: String) throws -> String {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw HTTPCaller.CallError(description: "no socket") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw HTTPCaller.CallError(description: "cannot connect to 127.0.0.1:\(port)") }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let bytes = Array(request.utf8)
-        guard send(socket, bytes, bytes.count, 0) == bytes.count else { throw HTTPCaller.CallError(description: "cannot send") }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let received = recv(socket, &buffer, buffer.count, 0)
-        return received > 0 ? String(decoding: buffer.prefix(received), as: UTF8.self) : ""
+        let socket = try LoopbackSocket(port: port)
+        defer { socket.close() }
+        try socket.send(request)
+        guard case .bytes(let bytes) = socket.receive() else { return "" }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

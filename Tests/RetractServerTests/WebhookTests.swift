@@ -20,9 +20,10 @@ struct WebhookTests {
     static func settings(trusting receiver: WebhookReceiver) -> ServerSettings {
         ServerSettings(
             port: 0, healthInterval: .milliseconds(200), allowedEndpoints: ServerSettings.pushServiceHosts + ["127.0.0.1"],
-            credentialsDirectory: FileManager.default.temporaryDirectory.path, allowedWebhookHosts: ["127.0.0.1"],
+            credentialsDirectory: FileManager.default.temporaryDirectory.path,
             webhooks: WebhookSettings(
-                additionalTrustRootsPEM: [receiver.caPEM], timeout: .seconds(5),
+                destinations: WebhookDestinations(allowedHosts: ["127.0.0.1:\(receiver.port)"]), additionalTrustRootsPEM: [receiver.caPEM],
+                timeout: .seconds(5),
                 retryPolicy: RetryPolicy(baseDelay: .milliseconds(300), maximumDelay: .seconds(1)), poll: .milliseconds(100)))
     }
 
@@ -104,7 +105,8 @@ struct WebhookTests {
                     ($0.json?["webhook"] as? [String: Any])?["state"] as? String == "delivered"
                 }
                 let webhook = try #require(shown.json?["webhook"] as? [String: Any])
-                #expect(webhook["url"] as? String == receiver.url)
+                // Its host, not its path or query, where a receiver's secret may be.
+                #expect(webhook["url"] as? String == "https://127.0.0.1:\(receiver.port)/…")
                 #expect(webhook["attempts"] as? Int == 1)
                 #expect(webhook["lastStatus"] as? Int == 200)
                 #expect(webhook["deliveredAt"] is String)
@@ -146,7 +148,7 @@ struct WebhookTests {
                 _ = try await stage.key([.read], apps: [stage.chat], name: "moderator")
                 let session = try await ConsoleTests.session(stage, keyName: "moderator")
                 let page = try await stage.http.call("GET", "/console/retractions/\(id)", headers: ["Cookie": session.cookie])
-                #expect(page.text.contains("Delivered to \(delivery.url) at "), "\(page)")
+                #expect(page.text.contains("Delivered to https://127.0.0.1:\(receiver.port)/… at "), "\(page)")
                 #expect(page.text.contains("UTC after 3 attempts."))
             }
         }
@@ -173,6 +175,72 @@ struct WebhookTests {
                 let account = received.first?.json?["retraction"] as? [String: Any]
                 #expect(account?["id"] as? String == real)
                 #expect(account?["dryRun"] as? Bool == false)
+            }
+        }
+    }
+
+    /// The webhook of `chat` as `GET /v1/retractions/{id}` shows it, once `done` holds of it.
+    static func webhook(
+        of id: String, stage: APIStage, key: String, until done: @escaping ([String: Any]) -> Bool
+    ) async throws
+        -> [String: Any]
+    {
+        let shown = try await stage.http.poll("/v1/retractions/\(id)", key: key) { answer in
+            (answer.json?["webhook"] as? [String: Any]).map(done) ?? false
+        }
+        return try #require(shown.json?["webhook"] as? [String: Any])
+    }
+
+    @Test func theDestinationIsCheckedAgainBeforeEveryAttemptAndFailuresAreClassified() async throws {
+        try await WebhookReceiver.with { receiver in
+            // The receiver's name and a closed port are allowed; the receiver's address only on 443.
+            let closed = try freePort()
+            var settings = Self.settings(trusting: receiver)
+            settings.webhooks.destinations.allowedHosts = ["127.0.0.1", "localhost:\(receiver.port)", "127.0.0.1:\(closed)"]
+            try await APIStage.with(settings: settings) { stage in
+                let admin = try await stage.key([.admin], apps: [])
+                let key = try await stage.chatKey()
+                func set(_ url: String) async throws -> HTTPAnswer {
+                    try await stage.call(
+                        "POST", "/v1/apps/chat/webhook", key: admin, body: #"{"url":"\#(url)","secret":"\#(Self.secret)"}"#)
+                }
+                // An entry without a port is port 443, not every port.
+                let portless = try await set(receiver.url)
+                #expect(portless.status == 422 && portless.field == "url" && portless.text.contains("port 443"), "\(portless)")
+
+                // A webhook set while its host was allowed, then taken off the list: the delivery is given up, nothing is sent.
+                _ = try await stage.store.setWebhook(appID: stage.chat.id, url: receiver.url, secret: Self.secret, actor: "test")
+                let offList = try await Self.retract("m-1", devices: 1, stage: stage, key: key)
+                let givenUp = try await Self.webhook(of: offList, stage: stage, key: key) { $0["state"] as? String == "gave-up" }
+                #expect(givenUp["lastError"] as? String == "not sent: 127.0.0.1:\(receiver.port) is not on --allowed-webhook-host")
+
+                // A name on the list that resolves to loopback (DNS rebinding, a metadata address): given up, never contacted.
+                let byName = "https://localhost:\(receiver.port)/hooks/retract"
+                #expect(try await set(byName).status == 200)
+                let rebound = try await Self.retract("m-2", devices: 1, stage: stage, key: key)
+                let refused = try await Self.webhook(of: rebound, stage: stage, key: key) { $0["state"] as? String == "gave-up" }
+                #expect(
+                    (refused["lastError"] as? String)?.hasPrefix("not sent: localhost resolves to a loopback address") == true, "\(refused)"
+                )
+                #expect(refused["attempts"] as? Int == 1)
+
+                // A port nobody listens on: a short, classified error, tried again.
+                #expect(try await set("https://127.0.0.1:\(closed)/hooks/retract").status == 200)
+                let down = try await Self.retract("m-3", devices: 1, stage: stage, key: key)
+                let failing = try await Self.webhook(of: down, stage: stage, key: key) { ($0["attempts"] as? Int ?? 0) >= 2 }
+                #expect(failing["state"] as? String == "retrying" && failing["lastError"] as? String == "connection refused", "\(failing)")
+                #expect(receiver.received.isEmpty, "a refused destination was contacted")
+            }
+            // The operator allows the loopback range: the name is delivered, to the address checked, TLS checked for the name.
+            settings.webhooks.destinations.allowedNetworks = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1")!]
+            try await APIStage.with(settings: settings) { stage in
+                let key = try await stage.chatKey()
+                _ = try await stage.store.setWebhook(
+                    appID: stage.chat.id, url: "https://localhost:\(receiver.port)/hooks/retract", secret: Self.secret, actor: "test")
+                let id = try await Self.retract("m-4", devices: 1, stage: stage, key: key)
+                let delivered = try await Self.webhook(of: id, stage: stage, key: key) { $0["state"] as? String == "delivered" }
+                #expect(delivered["lastStatus"] as? Int == 200)
+                #expect(try await receiver.waitForRequests(1).count == 1)
             }
         }
     }

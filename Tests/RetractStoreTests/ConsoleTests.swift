@@ -86,14 +86,68 @@ struct ConsoleTests {
             let byReference = try await store.notificationPage(NotificationQuery(appIDs: [shop.id], reference: "m-3", limit: 5))
             #expect(byReference.notifications.isEmpty && byReference.next == nil)
 
-            // A range: only what was sent in it, counted within it.
+            // A range: the notifications last sent in it, each counted over all of its deliveries.
             let (recent, _) = try await Self.allNotifications(
                 store, NotificationQuery(sentAfter: now.addingTimeInterval(-150), sentBefore: now.addingTimeInterval(-30), limit: 3))
             #expect(recent.map(\.reference) == ["m-0", "m-1", "s-0", "m-2"])
             let (late, _) = try await Self.allNotifications(store, NotificationQuery(sentAfter: now.addingTimeInterval(-30), limit: 3))
             #expect(late.map(\.reference) == ["m-3"])
-            #expect(late.first?.devices == 1)
+            #expect(late.first?.devices == 5)
         }
+    }
+
+    @Test func theListReadsAsManyNotificationsAsAPageShowsWhateverTheLedgerHolds() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let chat = try await Fixture.registerApp(store)
+            let shop = try await Fixture.registerApp(store, name: "shop")
+            // 3,000 notifications of 20 devices each, written with SQL (COPY and any other writer keep the list too).
+            let statements = [
+                "SELECT retract_ensure_delivery_partition((now() AT TIME ZONE 'UTC')::date)",
+                "SELECT retract_ensure_delivery_partition((now() AT TIME ZONE 'UTC')::date - 1)",
+                """
+                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport, thread)
+                SELECT \(chat.id), 'ref-' || r, decode(lpad(to_hex(d), 64, '0'), 'hex'),
+                       ((now() - r * interval '10 ms') AT TIME ZONE 'UTC')::date, now() - r * interval '10 ms', 'apns',
+                       CASE WHEN r % 100 = 0 THEN 'c-' || r END
+                FROM generate_series(1, 3000) r, generate_series(1, 20) d
+                """,
+                "ANALYZE",
+            ]
+            for statement in statements { try await TestDatabase.execute(statement, on: store) }
+            #expect(try await TestDatabase.value("SELECT count(*)::int FROM notifications", of: Int.self, on: store) == 3000)
+
+            // A page, a thread's page, one past a cursor, and one of two apps: each reads the notifications it shows and one more.
+            let first = try await store.notificationPage(NotificationQuery(limit: 50))
+            #expect(first.notifications.map(\.reference) == (1...50).map { "ref-\($0)" })
+            #expect(first.notifications.allSatisfy { $0.devices == 20 })
+            let queries = [
+                NotificationQuery(appIDs: [chat.id], limit: 50), NotificationQuery(appIDs: [chat.id], thread: "c-2000", limit: 50),
+                NotificationQuery(appIDs: [chat.id], limit: 50, cursor: first.next),
+                NotificationQuery(appIDs: [chat.id, shop.id], limit: 50),
+                NotificationQuery(limit: 50),
+            ]
+            for query in queries {
+                let sql = RetractStore.notificationPageQuery(query)
+                let explain = PostgresQuery(unsafeSQL: "EXPLAIN (ANALYZE, FORMAT JSON) " + sql.sql, binds: sql.binds)
+                var json = ""
+                for try await text in try await store.client.query(explain, logger: TestDatabase.logger).decode(String.self) {
+                    json += text
+                }
+                let plan = try #require(
+                    (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])?.first?["Plan"] as? [String: Any])
+                let scans = Self.nodes(of: plan).filter { ($0["Relation Name"] as? String) == "notifications" }
+                #expect(
+                    !scans.isEmpty && scans.allSatisfy { ($0["Node Type"] as? String)?.hasPrefix("Index") == true }, "\(query): \(json)")
+                // Per app: the page and the one row that says there is another.
+                let read = scans.map { ($0["Actual Rows"] as? Int ?? 0) * ($0["Actual Loops"] as? Int ?? 1) }.reduce(0, +)
+                #expect(read <= 51 * (query.appIDs?.count ?? 2), "\(query) read \(read) notifications: \(json)")
+            }
+        }
+    }
+
+    /// A plan's node and all the nodes under it.
+    static func nodes(of plan: [String: Any]) -> [[String: Any]] {
+        [plan] + ((plan["Plans"] as? [[String: Any]]) ?? []).flatMap(nodes(of:))
     }
 
     @Test func notificationsFilterByThreadAndCampaignAndCountDeadDevices() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import RetractKit
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -14,7 +15,8 @@ struct MigrationTests {
             #expect(try await MigrationRunner().migrate(store).isEmpty)
             #expect(try await MigrationRunner().pending(store).isEmpty)
             for table in ["apps", "deliveries", "dead_tokens", "retractions", "work_items", "api_keys", "api_key_apps", "audit_log"] {
-                #expect(try await Fixture.scalar(store, "SELECT to_regclass(\(table)) IS NOT NULL", as: Bool.self) == true, "table \(table)")
+                #expect(
+                    try await Fixture.scalar(store, "SELECT to_regclass(\(table)) IS NOT NULL", as: Bool.self) == true, "table \(table)")
             }
         }
     }
@@ -63,7 +65,8 @@ struct MigrationTests {
 
     @Test func aFailingMigrationLeavesNothingBehind() async throws {
         try await TestDatabase.withStore(migrated: false) { store, _ in
-            let broken = Migration(version: 1, name: "0001_broken.sql", sql: "CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;")
+            let broken = Migration(
+                version: 1, name: "0001_broken.sql", sql: "CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;")
             let error = await #expect(throws: StoreError.self) { try await MigrationRunner(migrations: [broken]).migrate(store) }
             #expect(error?.code == .migrationFailed)
             #expect(error?.message.contains("0001_broken.sql, statement 2") == true)
@@ -71,6 +74,53 @@ struct MigrationTests {
             #expect(halfDoneIsGone == true)
             let pending = try await MigrationRunner(migrations: [broken]).pending(store)
             #expect(pending.count == 1)
+        }
+    }
+
+    @Test func migration15ListsTheNotificationsKeptAndWordsTheWebhookErrorsStored() async throws {
+        try await TestDatabase.withStore(migrated: false) { store, _ in
+            let beforeList = MigrationRunner(migrations: Migration.all.filter { $0.version < 15 })
+            try await beforeList.migrate(store)
+            let chat = try await Fixture.registerApp(store)
+            let now = Date()
+            try await store.record(
+                (0..<3).map {
+                    Delivery(
+                        appID: chat.id, reference: "m-1", token: Fixture.token($0), sentAt: now.addingTimeInterval(Double($0 - 10)),
+                        labels: DeliveryLabels(thread: $0 == 0 ? nil : "c-\($0)"))
+                } + Fixture.deliveries(app: chat, reference: "m-2", tokens: 0..<2, at: now))
+            #expect(try await Fixture.scalar(store, "SELECT to_regclass('notifications') IS NULL", as: Bool.self) == true)
+            for raw in [
+                "read(descriptor:pointer:size:): Connection reset by peer (errno: 104)",
+                "connect(descriptor:addr:size:): Connection refused (errno: 111); given up after 5 attempts",
+                "the receiver answered 500", "NIOSSLError.handshakeFailed(BoringSSLError.sslError([...]))",
+            ] {
+                let (retraction, _) = try await store.createRetraction(
+                    RetractionRequest(appID: chat.id, references: ["m-1"], requestedBy: "test", dryRun: true))
+                try await TestDatabase.execute(
+                    """
+                    INSERT INTO webhook_deliveries (retraction_id, app_id, url, last_error)
+                    VALUES ('\(retraction.id.uuidString)', \(chat.id), 'https://hooks.example.com/r', '\(raw)')
+                    """, on: store)
+            }
+
+            try await MigrationRunner().migrate(store)
+            let page = try await store.notificationPage(NotificationQuery(limit: 10))
+            #expect(page.notifications.map(\.reference) == ["m-2", "m-1"])
+            let first = try #require(page.notifications.last)
+            // Its first send, its last, and the thread of its earliest delivery that had one.
+            #expect(abs(first.firstSentAt.timeIntervalSince(now.addingTimeInterval(-10))) < 0.001)
+            #expect(abs(first.lastSentAt.timeIntervalSince(now.addingTimeInterval(-8))) < 0.001)
+            #expect(first.thread == "c-1" && first.devices == 3)
+            let worded = try await store.client.query(
+                "SELECT last_error FROM webhook_deliveries ORDER BY last_error", logger: TestDatabase.logger)
+            var after: [String] = []
+            for try await error in worded.decode(String.self) { after.append(error) }
+            #expect(
+                after == [
+                    "TLS handshake failed", "connection refused; given up after 5 attempts", "connection reset",
+                    "the receiver answered 500",
+                ])
         }
     }
 

@@ -15,7 +15,8 @@ struct RetentionTests {
             // Deliveries 45, 31, 30, 29 and 0 days old; recorded as if "now" were when they were sent.
             for (index, age) in [45, 31, 30, 29, 0].enumerated() {
                 let sentAt = now.addingTimeInterval(-Double(age) * day)
-                try await store.record(Fixture.deliveries(app: app, reference: ReferenceID("age-\(age)"), tokens: [index], at: sentAt), now: sentAt)
+                try await store.record(
+                    Fixture.deliveries(app: app, reference: ReferenceID("age-\(age)"), tokens: [index], at: sentAt), now: sentAt)
             }
             let before = try await store.deliveryPartitionNames()
             #expect(before.count == 5)
@@ -29,6 +30,9 @@ struct RetentionTests {
             var kept: [String] = []
             for try await reference in references.decode(String.self) { kept.append(reference) }
             #expect(kept == ["age-29", "age-0"])
+            // The notification list forgets what it no longer has deliveries of.
+            let listed = try await store.notificationPage(NotificationQuery(limit: 10)).notifications.map(\.reference)
+            #expect(listed == ["age-0", "age-29"])
             #expect(try await store.applyRetention(now: now).isEmpty)
         }
     }

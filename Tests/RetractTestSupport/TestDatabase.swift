@@ -23,10 +23,12 @@ package enum TestDatabase {
     package static func withStore(
         migrated: Bool = true,
         retention: Retention = Retention(),
+        readPool: RetractStore.ReadPool? = nil,
         _ body: (RetractStore, DatabaseURL) async throws -> Void
     ) async throws {
         try await RetractStore.withScratchDatabase(on: try serverURL(), logger: logger) { url in
-            try await RetractStore.withStore(url: url, retention: retention, maximumConnections: 6, logger: logger) { store in
+            try await RetractStore.withStore(url: url, retention: retention, maximumConnections: 6, readPool: readPool, logger: logger) {
+                store in
                 if migrated { try await MigrationRunner().migrate(store) }
                 try await body(store, url)
             }
@@ -56,7 +58,12 @@ extension TestDatabase {
     /// Runs SQL of a test's own on the store's database: a fault to inject
     /// (a trigger that fails a statement), a fact to check.
     package static func execute(_ sql: String, on store: RetractStore) async throws {
-        _ = try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
+        do {
+            _ = try await store.client.query(PostgresQuery(unsafeSQL: sql), logger: logger).collect()
+        } catch {
+            // PSQLError describes itself in general terms only; a failing test should say what PostgreSQL said.
+            throw HTTPCaller.CallError(description: "\(sql.prefix(200)): \(String(reflecting: error))")
+        }
     }
 
     /// The first column of the first row of `sql`.

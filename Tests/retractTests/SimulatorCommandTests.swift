@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOCore
 import RetractAPNs
+import RetractTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -172,22 +173,6 @@ struct SimulatorCommandTests {
     }
 }
 
-/// A port nothing listens on right now.
-func freePort() throws -> Int {
-    let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-    }
-    guard bound else { throw CLIError("cannot find a free port") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// Whether something accepts connections on the port.
 func canConnect(to port: Int) -> Bool {
     let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -209,13 +194,4 @@ func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool
         try? await Task.sleep(for: .milliseconds(20))
     }
     return true
-}
-
-extension Sequence {
-    /// `transform` applied to each element in turn.
-    func asyncMap<Value>(_ transform: (Element) async throws -> Value) async rethrows -> [Value] {
-        var values: [Value] = []
-        for element in self { values.append(try await transform(element)) }
-        return values
-    }
 }

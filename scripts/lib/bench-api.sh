@@ -34,43 +34,21 @@ if ! command -v wrk >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends wrk >/dev/null
 fi
 
-if [ -n "${RETRACT_BINARY:-}" ]; then
-    retract=$RETRACT_BINARY
-else
-    swift build -c release --product retract >&2
-    retract="$(swift build -c release --show-bin-path)/retract"
-fi
-
 # shellcheck source=bench-common.sh
 source scripts/lib/bench-common.sh
 # shellcheck source=local-api.sh
 source scripts/lib/local-api.sh
+retract=$(retract_binary release)
 
-work=
-cleanup_bench() {
-    stop_local_api
-    if [ -n "${database:-}" ]; then
-        drop_bench_database
-    elif declare -F stop_throwaway_postgres >/dev/null; then
-        stop_throwaway_postgres
-    fi
-    [ -z "$work" ] || rm -rf "$work"
-}
-trap cleanup_bench EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-open_bench_database retract_bench_api
-# Starting a throwaway cluster sets its own EXIT trap; this one stops it too.
-trap cleanup_bench EXIT
-work=$(mktemp -d "${TMPDIR:-/tmp}/retract-bench-api.XXXXXX")
-export DATABASE_URL=$url
+open_local_api retract_bench_api
 
 "$retract" migrate >/dev/null
 start_simulator
 add_simulated_app bench
 RETRACT_BENCH_KEY=$(create_api_key --app bench --scopes record,retract --name bench)
 export RETRACT_BENCH_KEY
-start_server --mode all --log-level warning
+# Per-key limits off: the benchmark is one key at full speed.
+start_server --mode all --log-level warning --key-read-rate 0 --key-write-rate 0
 base="http://127.0.0.1:$server_port"
 
 # ref-N delivered to one device each, token N: 1,000 deliveries per request.

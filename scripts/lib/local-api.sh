@@ -3,13 +3,53 @@
 # scripts/bench api): the APNs simulator with a signing key it trusts, apps
 # that send to it, API keys, and `retract serve`, all on 127.0.0.1.
 #
-# Source it from the package root after setting `retract` (the binary) and
-# `work` (a scratch folder), with DATABASE_URL exported and migrated. The
-# functions set simulator_port, server_port and server_pid; every process they
-# start is in local_api_pids, and stop_local_api stops them (call it from the
-# script's EXIT trap, before dropping the database).
+# Source it from the package root, set `retract` (retract_binary gives it),
+# then call open_local_api, or set `work` (a scratch folder) and export
+# DATABASE_URL yourself. The functions set simulator_port, server_port and
+# server_pid; every process they start is in local_api_pids, and
+# stop_local_api stops them (close_local_api does, from open_local_api's
+# EXIT trap, before dropping the database).
 
 local_api_pids=()
+
+# The `retract` binary to drive: RETRACT_BINARY when set, else this
+# package's, built first in configuration $1 (debug or release).
+retract_binary() {
+    if [ -n "${RETRACT_BINARY:-}" ]; then
+        echo "$RETRACT_BINARY"
+        return
+    fi
+    swift build -c "$1" --product retract >&2
+    echo "$(swift build -c "$1" --show-bin-path)/retract"
+}
+
+# Opens what a script of the local API needs: a database named $1_<pid>
+# (open_bench_database: on DATABASE_URL's server, else a throwaway cluster),
+# a scratch folder in $work, DATABASE_URL exported to the database, and an
+# EXIT trap (close_local_api) that stops what start_* started, drops the
+# database and removes the folder. Needs bench-common.sh sourced.
+open_local_api() {
+    work=
+    trap close_local_api EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    open_bench_database "$1"
+    # Starting a throwaway cluster sets its own EXIT trap; this one stops it too.
+    trap close_local_api EXIT
+    work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+    export DATABASE_URL=$url
+}
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+close_local_api() {
+    stop_local_api
+    if [ -n "${database:-}" ]; then
+        drop_bench_database
+    elif declare -F stop_throwaway_postgres >/dev/null; then
+        stop_throwaway_postgres
+    fi
+    [ -z "${work:-}" ] || rm -rf "$work"
+}
 
 # The APNs key id and team id the simulator accepts tokens from.
 local_api_key_id=LOCALKEY01

@@ -17,10 +17,12 @@ struct Console: Sendable {
     let settings: ServerSettings
     let health: DatabaseHealth
     let pages: ConsolePages
+    let streams: ProgressStreams
+    let limiter: KeyRateLimiter
     let logger: Logger
 
     var store: RetractStore { engine.store }
-    var sessions: ConsoleSessions { ConsoleSessions(store: store) }
+    var sessions: ConsoleSessions { ConsoleSessions(store: store, plainHTTP: settings.consolePlainHTTP) }
 
     /// The largest form the console takes: a reason of 1,000 characters and a few fields.
     static let maximumFormSize = 16 * 1024
@@ -29,11 +31,16 @@ struct Console: Sendable {
     /// Rows per page of the notification list and the audit log.
     static let pageSize = 50
 
-    init(engine: RetractEngine, settings: ServerSettings, health: DatabaseHealth, logger: Logger) throws {
+    init(
+        engine: RetractEngine, settings: ServerSettings, health: DatabaseHealth, streams: ProgressStreams, limiter: KeyRateLimiter,
+        logger: Logger
+    ) throws {
         self.engine = engine
         self.settings = settings
         self.health = health
         self.pages = try ConsolePages()
+        self.streams = streams
+        self.limiter = limiter
         self.logger = logger
     }
 
@@ -52,7 +59,8 @@ struct Console: Sendable {
         router.post("/console/sign-out") { request, _ in
             try await form(request) { signedIn, _ in
                 var response = Self.redirect(to: "/console/sign-in")
-                response.headers[.setCookie] = try await sessions.end(signedIn, request: request)
+                response.headers[.setCookie] = try await sessions.end(signedIn)
+                streams.end(session: signedIn.sessionHash)
                 return response
             }
         }
@@ -78,7 +86,7 @@ struct Console: Sendable {
             }
         }
         router.get("/console/retractions/:id/events") { request, context in
-            try await page(request) { signedIn in try await events(context.parameters.get("id") ?? "", signedIn) }
+            try await page(request) { signedIn in try await events(context.parameters.get("id") ?? "", signedIn, request: request) }
         }
         router.get("/console/audit") { request, _ in
             try await page(request) { signedIn in try await audit(request, signedIn) }
@@ -94,15 +102,14 @@ struct Console: Sendable {
         var response = pages.render(
             "signin", SignInPage(formToken: token, next: next, error: error, sessionHours: Int(ConsoleSessions.lifetime.inSeconds / 3600)),
             status: status)
-        response.headers[.setCookie] = ConsoleSessions.setCookie(
-            ConsoleSessions.signInCookieName, token, maxAge: .seconds(3600), request: request)
+        response.headers[.setCookie] = sessions.setCookie(sessions.signInCookieName, token, maxAge: .seconds(3600))
         return response
     }
 
     private func signIn(_ request: Request) async throws -> Response {
         var request = request
         let fields = try await Self.formFields(&request)
-        let expected = ConsoleSessions.cookie(ConsoleSessions.signInCookieName, in: request) ?? ""
+        let expected = ConsoleSessions.cookie(sessions.signInCookieName, in: request) ?? ""
         guard !expected.isEmpty, ConsoleSessions.tokensMatch(fields["csrf"], expected) else {
             return signInPage(request, error: "The form expired; sign in again.", status: .forbidden)
         }
@@ -120,8 +127,8 @@ struct Console: Sendable {
         }
         var response = Self.redirect(to: Self.safeNext(fields["next"]))
         response.headers[values: .setCookie] = [
-            try await sessions.start(for: record, request: request),
-            ConsoleSessions.setCookie(ConsoleSessions.signInCookieName, "", maxAge: .zero, request: request),
+            try await sessions.start(for: record),
+            sessions.setCookie(sessions.signInCookieName, "", maxAge: .zero),
         ]
         logger.info("console sign-in", metadata: ["key": "\(caller.actor)"])
         return response
@@ -146,6 +153,7 @@ struct Console: Sendable {
                 let next = request.uri.path + (request.uri.query.map { "?\($0)" } ?? "")
                 return Self.redirect(to: "/console/sign-in?next=\(Self.percentEncoded(next))")
             }
+            try limiter.admit(key: signedIn.caller.key.id, kind: .read)
             return try await handler(signedIn)
         } catch {
             return problemPage(for: error, session: nil)
@@ -166,6 +174,7 @@ struct Console: Sendable {
             guard ConsoleSessions.tokensMatch(fields["csrf"], signedIn.formToken) else {
                 return pages.problem(.forbidden, "The form's token is missing or stale; reload the page and try again.", session: signedIn)
             }
+            try limiter.admit(key: signedIn.caller.key.id, kind: .write)
             return try await handler(signedIn, fields)
         } catch {
             return problemPage(for: error, session: nil)
@@ -175,7 +184,10 @@ struct Console: Sendable {
     private func problemPage(for error: any Error, session: ConsoleSessions.SignedIn?) -> Response {
         let problem = APIRequestMiddleware.problem(forKnown: error)
         if problem.kind == .internalError { logger.error("console request failed", metadata: ["error": "\(String(reflecting: error))"]) }
-        return pages.problem(problem.status, problem.detail, session: session)
+        var response = pages.problem(problem.status, problem.detail, session: session)
+        // Retry-After, say, still applies.
+        for field in problem.headers { response.headers.append(field) }
+        return response
     }
 
     /// The fields of an `application/x-www-form-urlencoded` body.
@@ -251,7 +263,8 @@ struct Console: Sendable {
         return pages.render(
             "confirm",
             ConfirmPage(
-                session: .init(signedIn), app: form.app.name, reference: form.reference.rawValue, reason: form.reason, mode: form.mode.rawValue,
+                session: .init(signedIn), app: form.app.name, reference: form.reference.rawValue, reason: form.reason,
+                mode: form.mode.rawValue,
                 modeLabel: ConsoleMode.label(form.mode), devices: sendable, devicesWord: sendable == 1 ? "device" : "devices",
                 skipped: retraction.counts.skipped > 0 ? retraction.counts.skipped : nil,
                 warnings: RetractionWarnings.before(retraction, dialect: form.app.dialect),
@@ -264,7 +277,8 @@ struct Console: Sendable {
         let (retraction, _) = try await engine.startRetraction(
             app: form.app, references: [form.reference], requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode)
         logger.notice(
-            "console retraction", metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])
+            "console retraction",
+            metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])
         return Self.redirect(to: "/console/retractions/\(retraction.id.uuidString.lowercased())")
     }
 
@@ -281,28 +295,39 @@ struct Console: Sendable {
     }
 
     /// Server-sent events: the progress now, then whenever it changes, until
-    /// the retraction ends or a minute passes (the browser reconnects by itself).
-    private func events(_ id: String, _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
+    /// the retraction ends, the browser goes, the session ends, or a minute
+    /// passes (the browser reconnects by itself). ``ProgressStreams`` reads
+    /// the status, once for every stream of the retraction.
+    private func events(_ id: String, _ signedIn: ConsoleSessions.SignedIn, request: Request) async throws -> Response {
         let (first, _) = try await visibleRetraction(id, signedIn)
-        let engine = self.engine
-        let uuid = first.retraction.id
-        let body = ResponseBody { writer in
-            try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-            var last: ConsoleProgress?
-            let until = ContinuousClock.now + .seconds(60)
-            var status = first
-            while !Task.isCancelled {
-                let progress = ConsoleProgress(status)
-                if progress != last {
+        let progress = ConsoleProgress(first)
+        // A retraction that has ended needs one event, not a stream.
+        var updates: AsyncStream<ConsoleProgress>? = nil
+        if !progress.finished {
+            do {
+                updates = try streams.open(retraction: first.retraction.id, session: signedIn.sessionHash, key: signedIn.caller.key.id)
+            } catch .stopped {
+                throw APIProblem(.notReady, ProgressStreams.Refusal.stopped.message, headers: [.retryAfter: "5"])
+            } catch {
+                throw APIProblem(.tooManyRequests, error.message, headers: [.retryAfter: "10"])
+            }
+        }
+        let body = ResponseBody { [updates] writer in
+            // Cancelled when the browser closes the connection: nothing waits for a reader that left.
+            try await request.body.consumeWithCancellationOnInboundClose { _ in
+                try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
+                var last: ConsoleProgress?
+                func send(_ progress: ConsoleProgress) async throws {
+                    guard progress != last else { return }
                     var event = ByteBuffer(string: "data: ")
                     event.writeImmutableBuffer(APIJSON.buffer(progress))
                     event.writeString("\n\n")
                     try await writer.write(event)
                     last = progress
                 }
-                if progress.finished || ContinuousClock.now >= until { break }
-                try await Task.sleep(for: .milliseconds(500))
-                status = try await engine.status(of: uuid)
+                try await send(progress)
+                guard let updates else { return }
+                for await progress in updates { try await send(progress) }
             }
             try await writer.finish(nil)
         }

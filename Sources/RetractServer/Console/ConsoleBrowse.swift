@@ -176,11 +176,21 @@ extension Console {
             modes: ConsoleMode.options(default: app.retractionMode), retractions: retractions, hasRetractions: !retractions.isEmpty,
             deviceRows: detail.devices.map { device in
                 DeviceRow(
-                    token: device.transport.text(of: device.token), transport: device.transport.rawValue, sentAt: ConsoleTime.text(device.sentAt),
+                    token: Self.shown(device.transport.text(of: device.token), to: signedIn.caller), transport: device.transport.rawValue,
+                    sentAt: ConsoleTime.text(device.sentAt),
                     dead: device.dead.map { "\(ConsoleTime.text($0.since)): \($0.reason)" })
             },
             devicesShown: summary.devices > detail.devices.count ? detail.devices.count : nil)
         return pages.render("notification", view)
+    }
+
+    /// A device token as a key may see it: whole for an admin key; else, as
+    /// the API never gives tokens to a `read` key, its first and last few
+    /// characters, enough to tell devices apart on the page.
+    static func shown(_ token: String, to caller: Caller) -> String {
+        if caller.key.scopes.contains(.admin) { return token }
+        // At most a quarter at each end, so a short token is not shown whole either.
+        return "\(token.prefix(min(6, token.count / 4)))…\(token.suffix(min(4, token.count / 4)))"
     }
 
     // MARK: - Audit
@@ -232,7 +242,8 @@ extension Console {
                 return AuditRow(
                     at: ConsoleTime.text(entry.at), who: entry.keyName ?? entry.actor, action: entry.action,
                     app: entry.appID.flatMap { names[$0] } ?? entry.appName ?? "",
-                    subject: isRetraction ? (entry.details["references"] ?? entry.details["selector"] ?? entry.subject ?? "") : entry.subject ?? "",
+                    subject: isRetraction
+                        ? (entry.details["references"] ?? entry.details["selector"] ?? entry.subject ?? "") : entry.subject ?? "",
                     link: isRetraction ? entry.subject.map { "/console/retractions/\($0)" } : nil,
                     details: notes.isEmpty ? nil : notes.joined(separator: " · "), reason: entry.details["reason"] ?? "")
             }

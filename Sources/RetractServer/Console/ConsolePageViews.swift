@@ -215,19 +215,20 @@ struct RetractionPage: Sendable {
 
     /// A completion webhook's delivery, as a sentence.
     static func describe(_ delivery: WebhookDelivery) -> String {
+        let url = WebhookURL.redacted(delivery.url)
         let answer = [delivery.lastStatus.map { "HTTP \($0)" }, delivery.lastError].compactMap { $0 }.joined(separator: ": ")
         let last = answer.isEmpty ? "" : "; the last answer: \(answer)"
         let attempts = delivery.attempts == 1 ? "1 attempt" : "\(delivery.attempts) attempts"
         switch delivery.state {
         case .delivered:
-            return "Delivered to \(delivery.url) at \(ConsoleTime.text(delivery.deliveredAt)) UTC after \(attempts)."
+            return "Delivered to \(url) at \(ConsoleTime.text(delivery.deliveredAt)) UTC after \(attempts)."
         case .gaveUp:
-            return "Given up at \(ConsoleTime.text(delivery.gaveUpAt)) UTC after \(attempts) to \(delivery.url)\(last)."
+            return "Given up at \(ConsoleTime.text(delivery.gaveUpAt)) UTC after \(attempts) to \(url)\(last)."
         case .retrying:
             let next = delivery.nextAttemptAt.map { ", next at \(ConsoleTime.text($0)) UTC" } ?? ""
-            return "Retrying \(delivery.url): \(attempts) so far\(last)\(next)."
+            return "Retrying \(url): \(attempts) so far\(last)\(next)."
         case .pending:
-            return "Waiting to be sent to \(delivery.url)."
+            return "Waiting to be sent to \(url)."
         }
     }
 }

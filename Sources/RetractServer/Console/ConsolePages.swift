@@ -6,8 +6,8 @@ import NIOCore
 import RetractCore
 import RetractStore
 
-/// The console's templates (Mustache: what they show is HTML-escaped) and its
-/// stylesheet and script, all compiled into the binary.
+/// The console's templates (Mustache, every value escaped by ``ConsoleHTML``)
+/// and its stylesheet and script, all compiled into the binary.
 struct ConsolePages: Sendable {
     private let library: MustacheLibrary
 
@@ -18,10 +18,10 @@ struct ConsolePages: Sendable {
         "retraction": PackageResources.retraction_mustache, "audit": PackageResources.audit_mustache,
     ]
 
-    init() throws {
+    init(templates: [String: [UInt8]] = Self.templates) throws {
         var library = MustacheLibrary()
-        for (name, bytes) in Self.templates {
-            library.register(try MustacheTemplate(string: String(decoding: bytes, as: UTF8.self)), named: name)
+        for (name, bytes) in templates {
+            library.register(try ConsoleHTML.template(String(decoding: bytes, as: UTF8.self), named: name), named: name)
         }
         self.library = library
     }
@@ -33,13 +33,18 @@ struct ConsolePages: Sendable {
         .contentSecurityPolicy:
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         .xContentTypeOptions: "nosniff",
+        // For browsers that predate CSP's frame-ancestors.
+        .xFrameOptions: "DENY",
         .referrerPolicy: "same-origin",
         .cacheControl: "no-store",
     ]
 
     func render(_ template: String, _ page: Any, status: HTTPResponse.Status = .ok) -> Response {
-        let html = library.render(page, withTemplate: template) ?? "<!doctype html><title>Retract</title><p>No template \(template)."
-        return Response(status: status, headers: Self.pageHeaders, body: .init(byteBuffer: ByteBuffer(string: html)))
+        Response(status: status, headers: Self.pageHeaders, body: .init(byteBuffer: ByteBuffer(string: html(template, page))))
+    }
+
+    func html(_ template: String, _ page: Any) -> String {
+        library.render(page, withTemplate: template) ?? "<!doctype html><title>Retract</title><p>No template \(template)."
     }
 
     func problem(_ status: HTTPResponse.Status, _ detail: String, session: ConsoleSessions.SignedIn?) -> Response {
@@ -49,6 +54,7 @@ struct ConsolePages: Sendable {
             case 403: "Not allowed"
             case 404: "Not found"
             case 400, 413, 415, 422: "That cannot be done"
+            case 429: "Too many requests"
             case 503: "The database is unavailable"
             default: "Something went wrong"
             }
@@ -74,5 +80,6 @@ struct ConsolePages: Sendable {
 extension HTTPField.Name {
     static let contentSecurityPolicy = Self("Content-Security-Policy")!
     static let xContentTypeOptions = Self("X-Content-Type-Options")!
+    static let xFrameOptions = Self("X-Frame-Options")!
     static let referrerPolicy = Self("Referrer-Policy")!
 }

@@ -6,16 +6,30 @@ import RetractStore
 
 /// How the console signs a browser in: the API key is checked once and kept
 /// server-side (its id, in the ledger); the browser holds a random session id
-/// in an HttpOnly, SameSite=Strict cookie (Secure when the request came over
-/// TLS), and every form carries the session's own token.
+/// in a `__Host-` cookie, Secure, HttpOnly and SameSite=Strict (without the
+/// prefix and Secure only under `--console-plain-http`, for development over
+/// plain HTTP), and every form carries the session's own token.
 struct ConsoleSessions: Sendable {
     /// How long a sign-in lasts.
     static let lifetime: Duration = .seconds(8 * 3600)
-    static let cookieName = "retract_console"
+
+    /// The session cookie's name. `__Host-` makes a browser take the cookie
+    /// only from a secure origin, for the whole host (`Path=/`), never for a
+    /// sibling domain, so another site on the same domain cannot plant one.
+    /// Over plain HTTP another name: a `retract_console` cookie of an earlier
+    /// version (`Path=/console`) would be sent first and shadow it.
+    static func cookieName(plainHTTP: Bool) -> String { plainHTTP ? "retract_console_plain" : "__Host-retract_console" }
     /// Before sign-in, the sign-in form's token is checked against this cookie (double submit).
-    static let signInCookieName = "retract_console_signin"
+    static func signInCookieName(plainHTTP: Bool) -> String {
+        plainHTTP ? "retract_console_plain_signin" : "__Host-retract_console_signin"
+    }
 
     let store: RetractStore
+    /// Cookies without `Secure` and the `__Host-` prefix (`--console-plain-http`).
+    let plainHTTP: Bool
+
+    var cookieName: String { Self.cookieName(plainHTTP: plainHTTP) }
+    var signInCookieName: String { Self.signInCookieName(plainHTTP: plainHTTP) }
 
     /// A signed-in browser: the key it signed in with, as the ledger has it now.
     struct SignedIn: Sendable {
@@ -27,23 +41,23 @@ struct ConsoleSessions: Sendable {
     /// The session the request's cookie names, if it is current and its key
     /// is not revoked.
     func signedIn(_ request: Request) async throws -> SignedIn? {
-        guard let id = Self.cookie(Self.cookieName, in: request), Self.isWellFormedSecret(id) else { return nil }
+        guard let id = Self.cookie(cookieName, in: request), Self.isWellFormedSecret(id) else { return nil }
         let hash = Self.hash(id)
         guard let session = try await store.consoleSession(idHash: hash), session.key.revokedAt == nil else { return nil }
         return SignedIn(caller: Caller(key: session.key), formToken: session.formToken, sessionHash: hash)
     }
 
     /// Keeps a new session for `key`: the cookie to set.
-    func start(for key: APIKeyRecord, request: Request) async throws -> String {
+    func start(for key: APIKeyRecord) async throws -> String {
         let id = Self.randomSecret()
         let expires = Date().addingTimeInterval(Self.lifetime.inSeconds)
         try await store.createConsoleSession(idHash: Self.hash(id), keyID: key.id, formToken: Self.randomSecret(), expiresAt: expires)
-        return Self.setCookie(Self.cookieName, id, maxAge: Self.lifetime, request: request)
+        return setCookie(cookieName, id, maxAge: Self.lifetime)
     }
 
-    func end(_ signedIn: SignedIn, request: Request) async throws -> String {
+    func end(_ signedIn: SignedIn) async throws -> String {
         try await store.deleteConsoleSession(idHash: signedIn.sessionHash)
-        return Self.setCookie(Self.cookieName, "", maxAge: .zero, request: request)
+        return setCookie(cookieName, "", maxAge: .zero)
     }
 
     // MARK: - Cookies and tokens
@@ -73,19 +87,8 @@ struct ConsoleSessions: Sendable {
         return nil
     }
 
-    /// Whether the browser reached the console over TLS: Retract serves
-    /// plain HTTP, so TLS ends at a proxy in front, which says so.
-    static func isTLS(_ request: Request) -> Bool {
-        if request.headers[.init("X-Forwarded-Proto")!]?.lowercased() == "https" { return true }
-        if let forwarded = request.headers[.init("Forwarded")!]?.lowercased() {
-            return forwarded.split(separator: ";").contains { $0.trimmingCharacters(in: .whitespaces) == "proto=https" }
-        }
-        return request.uri.scheme == .https
-    }
-
-    static func setCookie(_ name: String, _ value: String, maxAge: Duration, request: Request) -> String {
-        var cookie = "\(name)=\(value); Path=/console; Max-Age=\(Int(maxAge.inSeconds)); HttpOnly; SameSite=Strict"
-        if isTLS(request) { cookie += "; Secure" }
-        return cookie
+    func setCookie(_ name: String, _ value: String, maxAge: Duration) -> String {
+        let cookie = "\(name)=\(value); Path=/; Max-Age=\(Int(maxAge.inSeconds)); HttpOnly; SameSite=Strict"
+        return plainHTTP ? cookie : cookie + "; Secure"
     }
 }
