@@ -140,12 +140,15 @@ public enum APNsSimulatedDevice {
         /// When each background push handed to the app arrived, for its budget.
         private var handed: [Date] = []
 
-        /// - Parameter catchUp: the extension reads the device feed on each push it handles.
+        /// - Parameter catchUp: the device feed: the extension reads it on each
+        ///   push it handles, the app on a background push that says the rest
+        ///   of what to remove is there.
         init(phone: Phone, catchUp: RetractionServiceExtension.FeedCatchUp? = nil) {
             self.phone = phone
             // The app and its extension share the app group's tombstones.
             let tombstones = Tombstones(storage: InMemoryTombstoneStorage())
-            handler = RetractionHandler(center: center, tombstones: tombstones)
+            // The app reads the feed when a background push says the rest is there.
+            handler = RetractionHandler(center: center, tombstones: tombstones, catchUp: catchUp)
             serviceExtension = RetractionServiceExtension(
                 center: center, tombstones: tombstones, hasFilteringEntitlement: phone.serviceExtension == .filtering,
                 catchUp: catchUp)

@@ -26,6 +26,8 @@ public actor SimulatedPhone {
     private let app: APNsSimulatedDevice.AppOnPhone
     /// The pushes handled so far, by apns-id and when the simulator took them.
     private var handled: Set<Handled> = []
+    /// What the phone received before it met the simulator, handled first.
+    private var before: [APNsReceivedPush]
 
     private struct Handled: Hashable {
         var apnsID: UUID
@@ -37,13 +39,19 @@ public actor SimulatedPhone {
     ///   - kind: the kind of phone; nil for the one the simulator's
     ///     ``APNsSimulatorConfiguration/phones`` make it. Either way, when it
     ///     was offline is the simulator's (``APNsSimulator/takeOffline(deviceToken:)``).
-    ///   - feed: the device feed the app's extension reads on each push,
-    ///     with the token saved as the app saves it when it registers; nil
-    ///     reads nothing.
+    ///   - feed: the device feed the app's extension reads on each push, and
+    ///     the app on a background push that says the rest is there
+    ///     (`pushNotificationMoreInFeed`), with the token saved as the app
+    ///     saves it when it registers; nil reads nothing.
+    ///   - before: pushes the phone received before (originals a backend
+    ///     sent elsewhere, say), handled at the first ``settle(now:)``
+    ///     before anything the simulator took.
     public init(
-        deviceToken: String, on simulator: APNsSimulator, kind: APNsSimulatedDevice.Phone? = nil, feed: RetractionFeed? = nil
+        deviceToken: String, on simulator: APNsSimulator, kind: APNsSimulatedDevice.Phone? = nil, feed: RetractionFeed? = nil,
+        before: [APNsReceivedPush] = []
     ) {
         self.deviceToken = deviceToken
+        self.before = before
         self.simulator = simulator
         self.kind = kind
         var catchUp: RetractionServiceExtension.FeedCatchUp?
@@ -71,6 +79,8 @@ public actor SimulatedPhone {
         }
         let arrivals = APNsSimulatedDevice.Arrivals(simulator.inbox(for: deviceToken), on: phone)
         let window = phone.appState == .background ? phone.burstWindow ?? 0 : 0
+        for push in before { await app.receive(push, at: push.receivedAt) }
+        before = []
         for (push, arrivedAt) in arrivals.delivered {
             let key = Handled(apnsID: push.apnsID, receivedAt: push.receivedAt)
             guard !handled.contains(key) else { continue }

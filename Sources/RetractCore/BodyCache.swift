@@ -25,14 +25,25 @@ package struct BodyCache {
     }
 
     /// ``bodies(for:limit:)``, each with the references it carries.
-    package mutating func carrying(_ references: [ReferenceID], limit: Int) throws -> [Carried] {
-        let key = Key(references: references, limit: limit)
+    ///
+    /// With `markingSplits`, references that need more than one body in the
+    /// canonical dialect get bodies that each say the rest is in the device
+    /// feed (``PayloadDialect/moreInFeedKey``): iOS may hand a suspended app
+    /// only the last of them.
+    package mutating func carrying(_ references: [ReferenceID], limit: Int, markingSplits: Bool = false) throws -> [Carried] {
+        let marking = markingSplits && builder.dialect == .canonical
+        let key = Key(references: references, limit: limit, markingSplits: marking)
         if let cached = cache[key] { return cached }
-        let groups = try builder.retractionReferenceGroups(for: references, limit: limit, aps: aps)
-        let bodies = try builder.retractionBodies(for: references, limit: limit, aps: aps)
-        let made = zip(groups, bodies).map { (references: $0, body: ByteBuffer(bytes: $1)) }
+        var made = try carrying(references, limit: limit, moreInFeed: false)
+        if marking, made.count > 1 { made = try carrying(references, limit: limit, moreInFeed: true) }
         if cache.count < Self.capacity { cache[key] = made }
         return made
+    }
+
+    private func carrying(_ references: [ReferenceID], limit: Int, moreInFeed: Bool) throws -> [Carried] {
+        let groups = try builder.retractionReferenceGroups(for: references, limit: limit, aps: aps, moreInFeed: moreInFeed)
+        let bodies = try builder.retractionBodies(for: references, limit: limit, aps: aps, moreInFeed: moreInFeed)
+        return zip(groups, bodies).map { (references: $0, body: ByteBuffer(bytes: $1)) }
     }
 
     /// How many reference lists it keeps.
@@ -43,5 +54,6 @@ package struct BodyCache {
     private struct Key: Hashable {
         var references: [ReferenceID]
         var limit: Int
+        var markingSplits: Bool
     }
 }

@@ -10,8 +10,9 @@ package struct RetractionPushes {
     /// Whether a device's recent earlier retractions ride along in its pushes:
     /// the canonical dialect, in `background` and `service-extension` modes.
     package let carriesHistory: Bool
-    /// For a retraction by thread in the canonical dialect: the one body
-    /// every device gets, whatever its references (built at first use).
+    /// For a retraction of a whole thread in the canonical dialect: the
+    /// body every device without history gets, whatever its references
+    /// (built at first use).
     private let thread: String?
     private var threadBodies: [Int: ByteBuffer] = [:]
     /// Bodies topped up with history, by what they carry: the devices of a
@@ -24,8 +25,10 @@ package struct RetractionPushes {
 
     private struct HistoryKey: Hashable {
         var references: [ReferenceID]
-        var history: [ReferenceID]
+        var threads: [String]
+        var history: [PayloadBuilder.Retracted]
         var limit: Int
+        var moreInFeed: Bool
     }
 
     /// Why a device is not reached in `replace` mode: no collapse id was
@@ -64,7 +67,8 @@ package struct RetractionPushes {
     /// - Parameters:
     ///   - text: what the alert of `service-extension` and `replace` shows.
     ///   - badge: the app icon's badge the alerts set.
-    ///   - thread: the conversation a retraction by thread takes. Its
+    ///   - thread: the conversation a retraction of a whole thread takes
+    ///     (``RetractionSelector/takesWholeThread(createdAt:)``). Its
     ///     background and service-extension pushes then carry the thread
     ///     rather than the references, in the canonical dialect; the legacy
     ///     dialect, which has no threads, and `replace`, whose alerts go one
@@ -72,7 +76,7 @@ package struct RetractionPushes {
     package init(mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?, thread: String? = nil) {
         self.mode = mode
         self.thread = dialect == .canonical && mode != .replace ? thread : nil
-        carriesHistory = Self.carriesHistory(mode: mode, dialect: dialect) && self.thread == nil
+        carriesHistory = Self.carriesHistory(mode: mode, dialect: dialect)
         let aps: RetractionAPS =
             switch mode {
             case .background: .background
@@ -89,21 +93,30 @@ package struct RetractionPushes {
     /// or none, `replace` leaves it out (the device shows it no longer).
     /// Where history rides along (``carriesHistory``), the device's last push
     /// also carries the newest of its ``DeviceReferences/history`` that fit.
+    /// A device whose references need several bodies, or whose history does
+    /// not all fit, is told the rest is in the device feed
+    /// (``PayloadDialect/moreInFeedKey``): a phone that keeps only the last
+    /// push can read it there.
     package mutating func pushes(for device: DeviceReferences, limit: Int) throws -> DevicePushes {
         func push(_ body: ByteBuffer, collapseID: String?) -> OutgoingPush {
             OutgoingPush(token: device.token, body: body, kind: .retraction(mode, collapseID: collapseID))
         }
         if let thread {
-            let body = try threadBody(thread, limit: limit)
             let collapseID = mode == .serviceExtension ? carrierCollapseID(for: device.references, on: device) : nil
-            return DevicePushes(pushes: [push(body, collapseID: collapseID)])
+            guard carriesHistory, !device.history.isEmpty else {
+                return DevicePushes(pushes: [push(try threadBody(thread, limit: limit), collapseID: collapseID)])
+            }
+            let (body, count) = try toppedUp([], threads: [thread], with: device.history, limit: limit, moreInFeed: false)
+            return DevicePushes(
+                pushes: [push(body, collapseID: collapseID)], historyCarried: count, historyLeftOut: device.history.count - count)
         }
         switch mode {
         case .background, .serviceExtension:
-            var carried = try bodies.carrying(device.references, limit: limit)
+            var carried = try bodies.carrying(device.references, limit: limit, markingSplits: carriesHistory)
             var history = (carried: 0, leftOut: 0)
             if carriesHistory, !device.history.isEmpty, let last = carried.popLast() {
-                let (body, count) = try toppedUp(last.references, with: device.history, limit: limit)
+                let (body, count) = try toppedUp(
+                    last.references, with: device.history, limit: limit, moreInFeed: !carried.isEmpty)
                 carried.append((last.references, body))
                 history = (count, device.history.count - count)
             }
@@ -140,18 +153,19 @@ package struct RetractionPushes {
         references.lazy.filter { !device.superseded.contains($0) }.compactMap { device.collapseIDs[$0] }.first
     }
 
-    /// A body of `references` topped up with the newest of `history` that fit, built once per list.
+    /// A body of `references` and `threads` topped up with the newest of
+    /// `history` that fit, built once per list.
     private mutating func toppedUp(
-        _ references: [ReferenceID], with history: [ReferenceID], limit: Int
+        _ references: [ReferenceID], threads: [String] = [], with history: [PayloadBuilder.Retracted], limit: Int, moreInFeed: Bool
     ) throws -> (body: ByteBuffer, carried: Int) {
-        let key = HistoryKey(references: references, history: history, limit: limit)
+        let key = HistoryKey(references: references, threads: threads, history: history, limit: limit, moreInFeed: moreInFeed)
         if let last = lastTopUp, last.key == key { return last.made }
         if let made = historyBodies[key] {
             lastTopUp = (key, made)
             return made
         }
         let (body, carried) = try bodies.builder.retractionBody(
-            for: references, addingWhatFitsOf: history, limit: limit, aps: bodies.aps)
+            for: references, threads: threads, addingWhatFitsOf: history, limit: limit, aps: bodies.aps, moreInFeed: moreInFeed)
         let made = (body: ByteBuffer(data: body), carried: carried)
         if historyBodies.count < BodyCache.capacity { historyBodies[key] = made }
         lastTopUp = (key, made)

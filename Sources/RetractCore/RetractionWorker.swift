@@ -503,28 +503,42 @@ package final class RetractionWorker: Sendable {
         }
     }
 
-    /// `devices` with the references of their recent earlier retractions in
-    /// the app (``DeviceReferences/history``), read for the page at once,
-    /// where pushes carry them (``RetractionPushes/carriesHistory(mode:dialect:)``).
+    /// `devices` with what their recent earlier retractions in the app took
+    /// from them, whatever their kind (``DeviceReferences/history``), read
+    /// for the page at once, where pushes carry it
+    /// (``RetractionPushes/carriesHistory(mode:dialect:)``).
     private func withHistory(_ devices: [DeviceReferences], job: Job) async throws(StoreError) -> [DeviceReferences] {
-        guard settings.historyWindow > .zero, RetractionPushes.carriesHistory(mode: job.retraction.mode, dialect: job.app.dialect),
-            job.retraction.selector?.kind != .thread
+        guard settings.historyWindow > .zero, RetractionPushes.carriesHistory(mode: job.retraction.mode, dialect: job.app.dialect)
         else { return devices }
-        let found = try await store.recentlyRetractedReferences(
+        let found = try await store.recentRetractions(
             appID: job.app.id, devices: devices.map(\.token), since: Date().addingTimeInterval(-settings.historyWindow.inSeconds),
             excluding: job.retraction.id)
         guard !found.isEmpty else { return devices }
+        let ownThread = wholeThread(of: job).map(PayloadBuilder.Retracted.thread)
         return devices.map { device in
             var device = device
             let history = found[device.token] ?? []
-            // Its own references are not repeated (a reference retracted again); kept whole, the
+            // What it takes itself is not repeated (a reference retracted again); kept whole, the
             // array stays the one the devices with the same history share.
             let own = device.references
-            let isOwn: (ReferenceID) -> Bool =
+            let isOwnReference: (ReferenceID) -> Bool =
                 own.count > 4 ? { [own = Set(own)] in own.contains($0) } : { own.contains($0) }
+            let isOwn: (PayloadBuilder.Retracted) -> Bool = { item in
+                switch item {
+                case .reference(let reference): isOwnReference(reference)
+                case .thread: item == ownThread
+                }
+            }
             device.history = history.contains(where: isOwn) ? history.filter { !isOwn($0) } : history
             return device
         }
+    }
+
+    /// The thread a retraction takes whole (``RetractionSelector/takesWholeThread(createdAt:)``),
+    /// whose id its pushes carry instead of references.
+    private func wholeThread(of job: Job) -> String? {
+        guard let selector = job.retraction.selector, selector.takesWholeThread(createdAt: job.retraction.createdAt) else { return nil }
+        return selector.value
     }
 
     /// Sends to each device through the service its delivery went through.
@@ -550,7 +564,7 @@ package final class RetractionWorker: Sendable {
         for (service, transport) in transports { transport.provision(inFlight: pacings[service]!.window.size) }
         var plan = RetractionPushes(
             mode: job.retraction.mode, dialect: job.app.dialect, text: job.app.retractionText, badge: job.retraction.badge,
-            thread: job.retraction.selector.flatMap { $0.kind == .thread ? $0.value : nil })
+            thread: wholeThread(of: job))
         let halted = NIOLockedValueBox(false)
         let sender = sender
         let stopped = stopped

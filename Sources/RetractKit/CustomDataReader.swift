@@ -65,6 +65,13 @@ struct CustomDataReader {
                 customData.threadIDs.append(thread)
             }
         }
+        if let value = try lookup(PayloadDialect.moreInFeedKey),
+            let more = diagnosing({ () throws(RetractPayloadError) in
+                try NotificationCustomData.flag(value, path: Self.path(path, PayloadDialect.moreInFeedKey))
+            })
+        {
+            customData.moreInFeed = customData.moreInFeed || more
+        }
         for key in PayloadDialect.allCases.map(\.mustRemoveKey) {
             let flagPath = Self.path(path, key)
             guard let value = try lookup(key),

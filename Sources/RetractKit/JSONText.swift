@@ -6,9 +6,14 @@
 package enum JSONText {
     /// `string` as a JSON string literal, quotes included.
     package static func quoted(_ string: String) -> String {
+        String(decoding: quotedBytes(string), as: UTF8.self)
+    }
+
+    /// `string` as a JSON string literal's bytes, quotes included.
+    package static func quotedBytes(_ string: String) -> [UInt8] {
         var bytes: [UInt8] = []
         appendQuoted(string, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     package static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {

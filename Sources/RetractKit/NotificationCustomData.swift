@@ -23,16 +23,20 @@ public struct NotificationCustomData: Hashable, Sendable {
     /// The conversations a retraction removes (`pushNotificationThreadIds`):
     /// every notification whose thread is one of them.
     public var threadIDs: [String]
+    /// The rest of what the device should remove is in the device feed
+    /// (`pushNotificationMoreInFeed`): this push could not carry it all.
+    public var moreInFeed: Bool
 
     public init(
         referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], mustRemoveReferred: Bool = false, threadID: String? = nil,
-        threadIDs: [String] = []
+        threadIDs: [String] = [], moreInFeed: Bool = false
     ) {
         self.referenceID = referenceID
         self.referenceIDs = referenceIDs
         self.mustRemoveReferred = mustRemoveReferred
         self.threadID = threadID
         self.threadIDs = threadIDs
+        self.moreInFeed = moreInFeed
     }
 
     /// Every reference the custom data names, single and batch, without repeats.
@@ -171,6 +175,9 @@ extension NotificationCustomData: Codable {
         try container.encodeIfPresent(threadID, forKey: AnyKey(PayloadDialect.threadIDKey))
         if !threadIDs.isEmpty {
             try container.encode(threadIDs, forKey: AnyKey(PayloadDialect.threadIDsKey))
+        }
+        if moreInFeed {
+            try container.encode(true, forKey: AnyKey(PayloadDialect.moreInFeedKey))
         }
     }
 

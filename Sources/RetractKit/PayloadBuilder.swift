@@ -102,20 +102,31 @@ public struct PayloadBuilder: Hashable, Sendable {
     ///   - limit: the largest body, ``maximumBodySize`` for APNs; a transport
     ///     that writes the body out larger (FCM) gives a smaller one.
     ///   - aps: how the push reaches the phone: a background push, or an alert.
+    ///   - moreInFeed: each body says the rest is in the device feed
+    ///     (``PayloadDialect/moreInFeedKey``); canonical dialect only.
     public func retractionBodies(
-        for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize, aps: RetractionAPS = .background
+        for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize, aps: RetractionAPS = .background,
+        moreInFeed: Bool = false
     ) throws -> [Data] {
-        let packed = try packing(references, limit: limit, aps: aps)
+        let packed = try packing(references, limit: limit, aps: aps, moreInFeed: moreInFeed)
         return packed.groups.map { indices in packed.template.body(indices.map { packed.encoded[$0] }) }
     }
 
     /// The references each of ``retractionBodies(for:limit:aps:)``'s bodies
     /// carries, in the same order.
     public func retractionReferenceGroups(
-        for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize, aps: RetractionAPS = .background
+        for references: some Sequence<ReferenceID>, limit: Int = maximumBodySize, aps: RetractionAPS = .background,
+        moreInFeed: Bool = false
     ) throws -> [[ReferenceID]] {
-        let packed = try packing(references, limit: limit, aps: aps)
+        let packed = try packing(references, limit: limit, aps: aps, moreInFeed: moreInFeed)
         return packed.groups.map { indices in indices.map { packed.unique[$0] } }
+    }
+
+    /// What a retraction body names: a reference, or a conversation (thread)
+    /// whose every notification goes.
+    public enum Retracted: Hashable, Sendable {
+        case reference(ReferenceID)
+        case thread(String)
     }
 
     /// One retraction body carrying `references` (which must fit one body)
@@ -132,36 +143,81 @@ public struct PayloadBuilder: Hashable, Sendable {
         for references: [ReferenceID], addingWhatFitsOf history: [ReferenceID], limit: Int = maximumBodySize,
         aps: RetractionAPS = .background
     ) throws -> (body: Data, historyCarried: Int) {
+        try retractionBody(for: references, addingWhatFitsOf: history.map(Retracted.reference), limit: limit, aps: aps)
+    }
+
+    /// One retraction body carrying `references` and `threads` (which must
+    /// fit one body), then as many of `history` (earlier retractions'
+    /// references and threads, newest first) as still fit within `limit`:
+    /// references in `pushNotificationReferenceIds`, threads in
+    /// `pushNotificationThreadIds`. It stops at the first that does not fit.
+    ///
+    /// With `moreInFeed`, or when some of `history` is left out, the body
+    /// says the rest is in the device feed (``PayloadDialect/moreInFeedKey``),
+    /// its bytes counted within `limit`. Canonical dialect only: the legacy
+    /// dialect carries one reference per push and no threads, so it throws.
+    public func retractionBody(
+        for references: [ReferenceID], threads: [String] = [], addingWhatFitsOf history: [Retracted],
+        limit: Int = maximumBodySize, aps: RetractionAPS = .background, moreInFeed: Bool = false
+    ) throws -> (body: Data, historyCarried: Int) {
         guard dialect == .canonical else {
             throw RetractPayloadError.invalidValue(
                 key: dialect.referenceIDKey, reason: "the legacy dialect carries one reference per push, so no earlier ones ride along")
         }
-        var seen = Set<ReferenceID>()
-        var encoded = try references.filter { seen.insert($0).inserted }.map(encodedReference)
-        let template = aps == .background ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, aps: aps)
-        let packing = BodyPacking(singleOverhead: template.singleOverhead, batchOverhead: template.batchOverhead, limit: limit)
-        var total = encoded.reduce(0) { $0 + $1.count }
-        let size = packing.size(of: encoded.count, total: total)
-        guard size <= limit else { throw RetractPayloadError.bodyTooLarge(size: size, limit: limit) }
-        var carried = 0
-        for reference in history where seen.insert(reference).inserted {
-            guard let bytes = try? encodedReference(reference) else { continue }
-            guard packing.size(of: encoded.count + 1, total: total + bytes.count) <= limit else { break }
-            encoded.append(bytes)
-            total += bytes.count
-            carried += 1
+        guard !threads.contains(where: \.isEmpty) else {
+            throw RetractPayloadError.invalidValue(key: PayloadDialect.threadIDsKey, reason: "a thread id must not be empty")
         }
-        return (template.body(encoded), carried)
+        var body = MixedBody(dialect: dialect, aps: aps)
+        var seen = Set<Retracted>()
+        for reference in references where seen.insert(.reference(reference)).inserted {
+            body.add(.reference(reference), encoded: try encodedReference(reference))
+        }
+        for thread in threads where seen.insert(.thread(thread)).inserted {
+            body.add(.thread(thread), encoded: JSONText.quotedBytes(thread))
+        }
+        let own = body
+        func topUp(_ body: inout MixedBody, marked: Bool) -> Int {
+            body.moreInFeed = marked
+            var carried = 0
+            var added = seen
+            for item in history where added.insert(item).inserted {
+                let encoded: [UInt8]
+                switch item {
+                case .reference(let reference):
+                    guard let bytes = try? encodedReference(reference) else { continue }
+                    encoded = bytes
+                case .thread(let thread):
+                    guard !thread.isEmpty else { continue }
+                    encoded = JSONText.quotedBytes(thread)
+                }
+                guard body.size(adding: item, encoded: encoded) <= limit else { break }
+                body.add(item, encoded: encoded)
+                carried += 1
+            }
+            return carried
+        }
+        let size = own.size(marked: moreInFeed)
+        guard size <= limit else { throw RetractPayloadError.bodyTooLarge(size: size, limit: limit) }
+        var full = own
+        var carried = topUp(&full, marked: moreInFeed)
+        if !moreInFeed, carried < Set(history).subtracting(seen).count, own.size(marked: true) <= limit {
+            // Something is left out: the body says so, in room the history gives up.
+            full = own
+            carried = topUp(&full, marked: true)
+        }
+        return (full.data, carried)
     }
 
     /// The references without repeats, each encoded, and which go into each body.
     private func packing(
-        _ references: some Sequence<ReferenceID>, limit: Int, aps: RetractionAPS
+        _ references: some Sequence<ReferenceID>, limit: Int, aps: RetractionAPS, moreInFeed: Bool = false
     ) throws -> (unique: [ReferenceID], encoded: [[UInt8]], groups: [[Int]], template: RetractionTemplate) {
         var seen = Set<ReferenceID>()
         let unique = references.filter { seen.insert($0).inserted }
         let encoded = try unique.map(encodedReference)
-        let template = aps == .background ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, aps: aps)
+        let marked = moreInFeed && dialect == .canonical
+        let template =
+            aps == .background && !marked ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, aps: aps, moreInFeed: marked)
         switch dialect {
         case .legacy:
             for reference in encoded { try Self.checkSize(template.body([reference]), limit: limit) }
@@ -261,9 +317,10 @@ private struct RetractionTemplate {
         }
     }
 
-    init(_ dialect: PayloadDialect, aps: RetractionAPS = .background) {
+    init(_ dialect: PayloadDialect, aps: RetractionAPS = .background, moreInFeed: Bool = false) {
         let head = #"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{"
-        let flag = "," + JSONText.quoted(dialect.mustRemoveKey) + ":true}}"
+        let more = moreInFeed ? "," + JSONText.quoted(PayloadDialect.moreInFeedKey) + ":true" : ""
+        let flag = more + "," + JSONText.quoted(dialect.mustRemoveKey) + ":true}}"
         singlePrefix = Array((head + JSONText.quoted(dialect.referenceIDKey) + ":").utf8)
         singleSuffix = Array(flag.utf8)
         batchPrefix = Array((head + JSONText.quoted(PayloadDialect.referenceIDsKey) + ":[").utf8)
@@ -282,5 +339,65 @@ private struct RetractionTemplate {
             bytes += reference
         }
         return Data(bytes + batchSuffix)
+    }
+}
+
+/// A canonical retraction body of references and threads, built up one at a
+/// time, which knows its size before each is added.
+private struct MixedBody {
+    let head: [UInt8]
+    let flag: [UInt8]
+    var references: [[UInt8]] = []
+    var threads: [[UInt8]] = []
+    var moreInFeed = false
+
+    init(dialect: PayloadDialect, aps: RetractionAPS) {
+        head = Array((#"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{").utf8)
+        flag = Array((JSONText.quoted(dialect.mustRemoveKey) + ":true}}").utf8)
+    }
+
+    static let singleKey = Array((JSONText.quoted(PayloadDialect.canonical.referenceIDKey) + ":").utf8)
+    static let listKey = Array((JSONText.quoted(PayloadDialect.referenceIDsKey) + ":[").utf8)
+    static let threadsKey = Array((JSONText.quoted(PayloadDialect.threadIDsKey) + ":[").utf8)
+    static let more = Array((JSONText.quoted(PayloadDialect.moreInFeedKey) + ":true,").utf8)
+
+    mutating func add(_ item: PayloadBuilder.Retracted, encoded: [UInt8]) {
+        switch item {
+        case .reference: references.append(encoded)
+        case .thread: threads.append(encoded)
+        }
+    }
+
+    /// The size with `item` added.
+    func size(adding item: PayloadBuilder.Retracted, encoded: [UInt8]) -> Int {
+        var next = self
+        next.add(item, encoded: encoded)
+        return next.size(marked: moreInFeed)
+    }
+
+    /// The size, with the feed marker or without.
+    func size(marked: Bool) -> Int {
+        func list(_ items: [[UInt8]]) -> Int { items.reduce(0) { $0 + $1.count } + max(items.count - 1, 0) }
+        var size = head.count + flag.count + (marked ? Self.more.count : 0)
+        switch references.count {
+        case 0: break
+        case 1: size += Self.singleKey.count + references[0].count + 1
+        default: size += Self.listKey.count + list(references) + 2
+        }
+        if !threads.isEmpty { size += Self.threadsKey.count + list(threads) + 2 }
+        return size
+    }
+
+    var data: Data {
+        func list(_ items: [[UInt8]]) -> [UInt8] { Array(items.joined(separator: [UInt8(ascii: ",")])) }
+        var bytes = head
+        switch references.count {
+        case 0: break
+        case 1: bytes += Self.singleKey + references[0] + [UInt8(ascii: ",")]
+        default: bytes += Self.listKey + list(references) + Array("],".utf8)
+        }
+        if !threads.isEmpty { bytes += Self.threadsKey + list(threads) + Array("],".utf8) }
+        if moreInFeed { bytes += Self.more }
+        return Data(bytes + flag)
     }
 }

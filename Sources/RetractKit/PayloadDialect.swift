@@ -44,4 +44,10 @@ public enum PayloadDialect: String, Sendable, Hashable, Codable, CaseIterable {
     /// The key of the conversations a retraction removes every notification
     /// of; only the canonical dialect has one.
     public static let threadIDsKey = "pushNotificationThreadIds"
+    /// The key of a retraction's "the rest is in the device feed": the push
+    /// could not carry everything the device should remove (its references
+    /// needed several pushes, or earlier retractions did not fit), and an
+    /// app that keeps only the latest push should read the feed. Only the
+    /// canonical dialect has one.
+    public static let moreInFeedKey = "pushNotificationMoreInFeed"
 }

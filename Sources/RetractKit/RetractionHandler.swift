@@ -8,13 +8,23 @@
 public struct RetractionHandler: Sendable {
     private let center: any DeliveredNotificationCenter
     private let tombstones: Tombstones?
+    private let catchUp: RetractionServiceExtension.FeedCatchUp?
 
-    /// - Parameter tombstones: where retracted references are remembered, so a
-    ///   Notification Service Extension can drop an original that arrives after
-    ///   its retraction.
-    public init(center: some DeliveredNotificationCenter, tombstones: Tombstones? = nil) {
+    /// - Parameters:
+    ///   - tombstones: where retracted references are remembered, so a
+    ///     Notification Service Extension can drop an original that arrives
+    ///     after its retraction.
+    ///   - catchUp: the device feed, read when a push says the rest of what
+    ///     to remove is there (``NotificationCustomData/moreInFeed``): a
+    ///     retraction whose references needed several pushes, of which iOS
+    ///     may hand a suspended app only the last. Nil reads nothing.
+    public init(
+        center: some DeliveredNotificationCenter, tombstones: Tombstones? = nil,
+        catchUp: RetractionServiceExtension.FeedCatchUp? = nil
+    ) {
         self.center = center
         self.tombstones = tombstones
+        self.catchUp = catchUp
     }
 
     /// Removes the delivered notifications a retraction push names.
@@ -40,9 +50,19 @@ public struct RetractionHandler: Sendable {
             return RetractionReport(outcome: .notARetraction, diagnostics: reading.diagnostics)
         }
         let threads = reading.retractedThreads
-        return RetractionReport(
+        var report = RetractionReport(
             outcome: await retract(references, threads: threads), references: references, threads: threads,
             diagnostics: reading.diagnostics)
+        if let catchUp, reading.customData?.moreInFeed == true {
+            // Without the catch-up handler: a feed read never leads to another.
+            let caughtUp = await catchUp.run(handler: RetractionHandler(center: center, tombstones: tombstones))
+            if case .caughtUp(.removed(let more), _) = caughtUp {
+                let removed = if case .removed(let first) = report.outcome { first } else { [String]() }
+                report.outcome = .removed(removed + more.filter { !removed.contains($0) })
+            }
+            report.catchUp = caughtUp
+        }
+        return report
     }
 
     /// Removes the delivered notifications that carry, or are identified by,

@@ -18,6 +18,10 @@ public struct RetractionReport: Hashable, Sendable {
     /// Values of the push that could not be read and were left out
     /// (``RetractPayload/Reading/diagnostics``).
     public var diagnostics: [RetractPayloadError]
+    /// What reading the device feed did, when the push said the rest is
+    /// there (``NotificationCustomData/moreInFeed``); `notConfigured` when
+    /// the handler has no feed or the push did not ask.
+    public var catchUp: RetractionServiceExtension.FeedCatchUp.Outcome = .notConfigured
 
     public init(
         outcome: RetractionOutcome, references: Set<ReferenceID> = [], threads: Set<String> = [], diagnostics: [RetractPayloadError] = []

@@ -9,10 +9,15 @@ import RetractStore
 /// While it is down the API answers 503 at once instead of waiting on a pool
 /// that cannot connect. The ping has a connection of its own
 /// (``RetractStore/healthClient``): a pool that slow queries keep busy is
-/// not a database that is down.
+/// not a database that is down. Nor is one ping left unanswered: a process
+/// short of CPU for a moment misses it. A ping that fails is down at once; a
+/// ping not answered within its time is down only when the one before was
+/// not answered either.
 final class DatabaseHealth: Sendable {
     private struct State {
         var up = true
+        /// Pings in a row not answered within their time.
+        var unanswered = 0
         /// Requests waiting to hear that the database went down.
         var waiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     }
@@ -86,21 +91,27 @@ final class DatabaseHealth: Sendable {
 
     /// Pings once, waiting at most `timeout`.
     func check(_ store: RetractStore, timeout: Duration = .seconds(2)) async {
-        let failure: String? = await firstOf(
-            { () async -> String? in
+        let failure: (detail: String, unanswered: Bool)? = await firstOf(
+            { () async -> (String, Bool)? in
                 do {
                     try await store.ping()
                     return nil
                 } catch let error as StoreError {
-                    return error.message
+                    return (error.message, false)
                 } catch {
-                    return "\(error)"
+                    return ("\(error)", false)
                 }
             },
-            { () async -> String? in
+            { () async -> (String, Bool)? in
                 try? await Task.sleep(for: timeout)
-                return "no answer within \(timeout)"
+                return ("no answer within \(timeout) twice in a row", true)
             })
-        record(up: failure == nil, detail: failure)
+        let unanswered = state.withLockedValue { state in
+            state.unanswered = failure?.unanswered == true ? state.unanswered + 1 : 0
+            return state.unanswered
+        }
+        // One ping left unanswered changes nothing yet.
+        if unanswered == 1 { return }
+        record(up: failure == nil, detail: failure?.detail)
     }
 }

@@ -64,12 +64,12 @@ package struct DeviceReferences: Hashable, Sendable {
     /// ``RetractStore/supersededReferences(appID:devices:retracted:)``);
     /// empty until then.
     package var superseded: Set<ReferenceID> = []
-    /// References of the app's recent earlier retractions this device
-    /// received, newest first, none of them in ``references``: they ride
-    /// along in its pushes (see
-    /// ``RetractStore/recentlyRetractedReferences(appID:devices:since:excluding:)``);
+    /// What the app's recent earlier retractions took from this device,
+    /// newest first, none of it in ``references``: references, and threads
+    /// retracted whole. It rides along in its pushes (see
+    /// ``RetractStore/recentRetractions(appID:devices:since:excluding:listLimit:)``);
     /// empty until then.
-    package var history: [ReferenceID] = []
+    package var history: [PayloadBuilder.Retracted] = []
 
     package init(
         token: DeviceToken, references: [ReferenceID], transport: PushService = .apns, collapseIDs: [ReferenceID: String] = [:]

@@ -53,5 +53,8 @@ package struct Migration: Hashable, Sendable {
             sql: String(decoding: PackageResources._014_device_index_by_day_sql, as: UTF8.self)),
         Migration(
             version: 15, name: "0015_notifications.sql", sql: String(decoding: PackageResources._015_notifications_sql, as: UTF8.self)),
+        Migration(
+            version: 16, name: "0016_selector_taken_references.sql",
+            sql: String(decoding: PackageResources._016_selector_taken_references_sql, as: UTF8.self)),
     ]
 }

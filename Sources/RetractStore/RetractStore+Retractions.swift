@@ -97,13 +97,14 @@ extension RetractStore {
                 INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
                                          idempotency_key, request_hash, finished_at, mode, badge,
                                          selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs,
-                                         delivered_from, delivered_through)
+                                         delivered_from, delivered_through, taken_refs)
                 VALUES (\(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
                         CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN 'done' ELSE 'queued' END, \(census.devices),
                         \(census.knownDead), \(request.idempotencyKey), \(hash),
                         CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN now() END, \(request.mode.rawValue), \(request.badge),
                         \(selector?.kind.rawValue), \(selector?.value), \(selector?.sentAfter), \(selector?.sentBefore), \(census.references),
-                        \(census.mostReferences), \(census.deliveredFrom), \(census.deliveredThrough))
+                        \(census.mostReferences), \(census.deliveredFrom), \(census.deliveredThrough),
+                        \(request.dryRun ? nil : census.takenReferences))
                 RETURNING \(unescaped: Self.storedColumns)
             ),
             queued AS (

@@ -72,10 +72,12 @@ extension RetractStore {
     struct Census: Sendable {
         var devices: Int
         var references: Int?
+        /// For a selector, the references it matched, which later retractions carry.
+        var takenReferences: [String]?
         var knownDead = 0
         var mostReferences: Int?
         /// The first and last day the references were delivered on, for a
-        /// retraction by reference that found deliveries.
+        /// retraction that found deliveries.
         var deliveredFrom: UTCDay?
         var deliveredThrough: UTCDay?
     }
@@ -86,11 +88,17 @@ extension RetractStore {
         let taken = TakenDeliveries(target: .selector(selector), appID: appID, oldestKept: oldestKept)
         var census = Census(devices: 0)
         var binds = PostgresBindings()
-        let references = "SELECT count(DISTINCT d.reference) FROM deliveries d WHERE \(taken.condition("d", binds: &binds))"
-        for try await count in try await connection.query(PostgresQuery(unsafeSQL: references, binds: binds), logger: logger).decode(
-            Int.self)
-        {
-            census.references = count
+        let references = """
+            SELECT coalesce(array_agg(DISTINCT d.reference), '{}'), min(d.sent_on), max(d.sent_on) FROM deliveries d
+            WHERE \(taken.condition("d", binds: &binds))
+            """
+        for try await (matched, from, through) in try await connection.query(
+            PostgresQuery(unsafeSQL: references, binds: binds), logger: logger
+        ).decode(([String], UTCDay?, UTCDay?).self) {
+            census.references = matched.count
+            census.takenReferences = matched
+            census.deliveredFrom = from
+            census.deliveredThrough = through
         }
         binds = PostgresBindings()
         let devices = """

@@ -28,6 +28,14 @@ package struct RetractionSelector: Hashable, Sendable {
         self.sentBefore = sentBefore
     }
 
+    /// Whether it takes a whole conversation as it stood when the retraction
+    /// was made at `createdAt`: a thread, with no start time and no end
+    /// before then. Only then may the thread's id stand for what it took on
+    /// a phone, which removes every notification of the thread it shows.
+    package func takesWholeThread(createdAt: Date) -> Bool {
+        kind == .thread && sentAfter == nil && (sentBefore.map { $0 >= createdAt } ?? true)
+    }
+
     /// What is wrong with the selector, as (field, problem), or nil: a
     /// label as a delivery keeps it, and a range that is not empty.
     package func problem(now: Date = Date()) -> (field: String, problem: String)? {

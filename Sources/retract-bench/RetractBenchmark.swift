@@ -149,16 +149,26 @@ struct RetractBenchmark: AsyncParsableCommand {
                             Delivery(appID: plain.id, reference: reference, token: $0, sentAt: Date())
                         })
                 }
-                // Each device received 20 earlier messages, each retracted (by one retraction per message).
+                // Each device received 20 earlier messages, each retracted by one retraction of its own: half by
+                // reference, a quarter by sender, a quarter by thread (whose id rides along for the message).
                 for index in 0..<Self.historyLength {
                     let earlier = ReferenceID("\(reference)-earlier-\(index)")
+                    let selector: RetractionSelector? =
+                        switch index % 4 {
+                        case 1: RetractionSelector(.sender, "sender-\(index)")
+                        case 3: RetractionSelector(.thread, "thread-\(index)")
+                        default: nil
+                        }
+                    var labels = DeliveryLabels()
+                    if let selector { labels[selector.kind] = selector.value }
                     for start in stride(from: 0, to: count, by: 10_000) {
                         _ = try await store.record(
                             tokens[start..<min(start + 10_000, count)].map {
-                                Delivery(appID: app.id, reference: earlier, token: $0, sentAt: Date())
+                                Delivery(appID: app.id, reference: earlier, token: $0, sentAt: Date(), labels: labels)
                             })
                     }
-                    _ = try await store.createRetraction(RetractionRequest(appID: app.id, references: [earlier], requestedBy: "bench"))
+                    _ = try await store.createRetraction(
+                        RetractionRequest(appID: app.id, references: selector == nil ? [earlier] : [], selector: selector, requestedBy: "bench"))
                 }
                 // The day partitions a ledger a month old holds: retention's 30 days back and 2 ahead.
                 _ = try await store.client.query(

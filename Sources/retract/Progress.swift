@@ -77,7 +77,7 @@ extension RetractionView {
         lines.append(reached)
         if mostPushesToOneDevice > 1 { lines.append("  pushes: \(pushes), up to \(mostPushesToOneDevice) to one device") }
         if historyCarried + historyLeftOut > 0 {
-            var line = "  earlier retractions: \(historyCarried) references rode along"
+            var line = "  earlier retractions: \(historyCarried) references and threads rode along"
             if historyLeftOut > 0 { line += ", \(historyLeftOut) left out (no room in the body)" }
             lines.append(line)
         }

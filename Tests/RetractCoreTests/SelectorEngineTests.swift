@@ -5,6 +5,7 @@ import RetractCore
 import RetractKit
 import RetractStore
 import RetractTestSupport
+import SimulatorSupport
 import Testing
 
 /// A conversation retracted whole, in each delivery mode and dialect, against
@@ -134,6 +135,42 @@ struct SelectorEngineTests {
                 #expect(inbox.allSatisfy { $0.body.count <= 4096 })
                 #expect(Set(inbox.flatMap { RetractPayload.retraction(in: $0.userInfo) ?? [] }) == Set(references))
                 #expect(status.hints.contains { $0.contains("up to 4 pushes") })
+                // Each of the four says the rest is in the device feed; the other device's one push carries it all.
+                #expect(inbox.allSatisfy { RetractPayload.read($0.userInfo).customData?.moreInFeed == true })
+                #expect(apns.inbox(other).map { RetractPayload.read($0.userInfo).customData?.moreInFeed } == [false])
+            }
+        }
+    }
+
+    /// A conversation retracted from a time on takes only its later
+    /// messages: its push names them, since the thread id would take the
+    /// earlier ones from the phone too.
+    @Test func aConversationRetractedFromATimeOnCarriesItsMessagesNotTheThread() async throws {
+        try await SimulatedAPNs.with { apns in
+            try await EngineTests.withEngine(apns) { engine in
+                let app = try await engine.store.registerApp(apns.registration(name: "chat"), actor: "tests")
+                let device = TestTokens.token(0)
+                let hourAgo = Date().addingTimeInterval(-3600)
+                try await engine.store.record(
+                    [("1", hourAgo), ("2", hourAgo), ("3", Date())].map { reference, sentAt in
+                        Delivery(appID: app.id, reference: ReferenceID(reference), token: device, sentAt: sentAt, labels: DeliveryLabels(thread: "c-1"))
+                    })
+                let (retraction, _) = try await engine.startRetraction(
+                    app: app, references: [], selector: RetractionSelector(.thread, "c-1", sentAfter: hourAgo.addingTimeInterval(60)),
+                    requestedBy: "tests")
+                #expect(retraction.referencesMatched == 1)
+                try await RetractionWorker(engine: engine).finish([retraction.id])
+                let reading = RetractPayload.read(try #require(apns.inbox(device).last).userInfo)
+                #expect(reading.retraction == ["3"])
+                #expect(reading.retractedThreads.isEmpty)
+                // On the phone, the conversation's first two messages stay.
+                let originals = ["1", "2", "3"].map { reference in
+                    APNsReceivedPush(
+                        apnsID: UUID(), headers: ["apns-push-type": "alert", "apns-collapse-id": reference],
+                        body: Data(#"{"aps":{"alert":"message \#(reference)","thread-id":"c-1"}}"#.utf8), receivedAt: hourAgo)
+                }
+                let screen = await APNsSimulatedDevice.replay(originals + apns.inbox(device))
+                #expect(screen.showing.map(\.identifier) == ["1", "2"])
             }
         }
     }

@@ -41,6 +41,56 @@ struct PayloadBuilderTests {
         #expect(error { try legacy.retractionBody(for: ["1"], addingWhatFitsOf: ["2"]) } is RetractPayloadError)
     }
 
+    /// Earlier retractions of whole threads ride along as thread ids beside
+    /// the references; a body whose history does not all fit says the rest
+    /// is in the device feed, within the limit.
+    @Test func threadsRideAlongBesideReferencesAndABodyLeavingSomeOutSaysSo() throws {
+        let (mixed, carried) = try canonical.retractionBody(
+            for: [], threads: ["c-9"], addingWhatFitsOf: [.reference("m2"), .thread("c-1"), .thread("c-9"), .reference("m1")])
+        #expect(carried == 3)
+        #expect(
+            mixed.utf8String
+                == #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceIds":["m2","m1"],"pushNotificationThreadIds":["c-9","c-1"],"isReferredNotificationMustRemoved":true}}"#
+        )
+        let reading = RetractPayload.read(try userInfo(mixed.utf8String))
+        #expect(reading.retraction == ["m1", "m2"])
+        #expect(reading.retractedThreads == ["c-1", "c-9"])
+        #expect(reading.customData?.moreInFeed == false)
+
+        let long = (0..<100).map { PayloadBuilder.Retracted.reference(ReferenceID(String(format: "%04d-", $0) + String(repeating: "x", count: 95))) }
+        let (full, fitted) = try canonical.retractionBody(for: ["now"], addingWhatFitsOf: long + [.thread("c-1")], limit: 1000)
+        #expect(full.count <= 1000)
+        #expect(fitted > 0 && fitted < long.count)
+        #expect(full.utf8String.contains(#","pushNotificationMoreInFeed":true,"isReferredNotificationMustRemoved":true}}"#))
+        #expect(RetractPayload.read(try userInfo(full.utf8String)).customData?.moreInFeed == true)
+        // Asked for, the marker is there even when everything fits.
+        let (marked, all) = try canonical.retractionBody(for: ["m3"], addingWhatFitsOf: [.reference("m1")], moreInFeed: true)
+        #expect(all == 1)
+        #expect(
+            marked.utf8String
+                == #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceIds":["m3","m1"],"pushNotificationMoreInFeed":true,"isReferredNotificationMustRemoved":true}}"#
+        )
+        #expect(error { try canonical.retractionBody(for: [], threads: [""], addingWhatFitsOf: []) } is RetractPayloadError)
+    }
+
+    /// References split across bodies can each say the rest is in the feed.
+    @Test func splitBodiesCanEachSayTheRestIsInTheFeed() throws {
+        let references = (0..<200).map { ReferenceID("message-\(String(format: "%030d", $0))") }
+        let bodies = try canonical.retractionBodies(for: references, moreInFeed: true)
+        #expect(bodies.count > 1)
+        #expect(bodies.allSatisfy { $0.count <= PayloadBuilder.maximumBodySize })
+        var read: Set<ReferenceID> = []
+        for body in bodies {
+            let reading = RetractPayload.read(try userInfo(body.utf8String))
+            #expect(reading.customData?.moreInFeed == true)
+            read.formUnion(reading.retraction ?? [])
+        }
+        #expect(read == Set(references))
+        #expect(try canonical.retractionReferenceGroups(for: references, moreInFeed: true).count == bodies.count)
+        // The legacy dialect has no marker: one reference a body, as always.
+        #expect(try legacy.retractionBodies(for: [1, 2], moreInFeed: true).map(\.utf8String).allSatisfy { !$0.contains("MoreInFeed") })
+    }
+
     @Test func legacyRetractionBodyIsTheArticlesKeysWithIntegerIDs() throws {
         let bodies = try legacy.retractionBodies(for: ["233"])
         #expect(

@@ -17,7 +17,7 @@ struct PayloadDocumentationTests {
 
     @Test func everyExampleIsJSONWhoseCustomDataReads() throws {
         let blocks = try jsonBlocks()
-        #expect(blocks.count == 11)  // FCM's blocks are checked by RetractFCMTests
+        #expect(blocks.count == 13)  // FCM's blocks are checked by RetractFCMTests
         for block in blocks {
             let reading = RetractPayload.read(try userInfo(block))
             #expect(reading.customData != nil, "\(block)")
@@ -41,6 +41,15 @@ struct PayloadDocumentationTests {
         #expect(try PayloadBuilder().retractionBody(for: ["m2"], addingWhatFitsOf: ["m1"]).body == Data(ridingAlong.utf8))
         let thread = try #require(blocks.first { $0.contains("pushNotificationThreadIds") })
         #expect(RetractPayload.read(try userInfo(thread)).retractedThreads == ["conversation-77"])
+        let threadAlong = try #require(blocks.first { $0.contains(#""m9","pushNotificationThreadIds""#) })
+        #expect(
+            try PayloadBuilder().retractionBody(for: ["m9"], addingWhatFitsOf: [.thread("conversation-77")]).body
+                == Data(threadAlong.utf8))
+        let more = try #require(blocks.first { $0.contains("pushNotificationMoreInFeed") })
+        #expect(RetractPayload.read(try userInfo(more)).customData?.moreInFeed == true)
+        #expect(
+            try PayloadBuilder().retractionBody(for: ["spam-0397", "spam-0398", "spam-0399"], addingWhatFitsOf: [], moreInFeed: true).body
+                == Data(more.utf8))
     }
 
     @Test func builderOutputIsQuotedVerbatim() throws {

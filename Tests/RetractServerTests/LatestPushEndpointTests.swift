@@ -47,13 +47,7 @@ struct LatestPushEndpointTests {
             #expect(second["historyCarried"] as? Int == 300, "\(second)")
             #expect(second["historyLeftOut"] as? Int == 0, "\(second)")
 
-            var showing: [String: Int] = [:]
-            var coalesced = 0
-            for phone in phones {
-                let screen = await stage.apns.simulator.screen(of: phone.hex)
-                for notification in screen.showing { showing[notification.identifier, default: 0] += 1 }
-                coalesced += screen.coalesced
-            }
+            let (showing, coalesced) = await stage.apns.simulator.screens(of: phones)
             // iOS handed each app only the second push; m1 and m2 are gone, m3 stays.
             #expect(coalesced == 300)
             #expect(showing == ["m3": 300])

@@ -36,17 +36,17 @@ struct HistoryTests {
 
             // The list passed to the read, and (more recent references than the limit) joined by PostgreSQL.
             for listLimit in [1_000, 1] {
-                let found = try await store.recentlyRetractedReferences(
+                let found = try await store.recentRetractions(
                     appID: chat.id, devices: (0..<4).map(Fixture.token), since: Date().addingTimeInterval(-3600), excluding: current,
                     listLimit: listLimit)
                 // Newest first; the dry run, the other app, the current retraction and devices with none are left out.
                 #expect(
-                    found == [Fixture.token(0): ["m2", "m1"], Fixture.token(1): ["m2", "m4", "m1"], Fixture.token(2): ["m1"]],
+                    found == [Fixture.token(0): .references("m2", "m1"), Fixture.token(1): .references("m2", "m4", "m1"), Fixture.token(2): .references("m1")],
                     "list limit \(listLimit)")
             }
 
             // Outside the window: nothing.
-            let none = try await store.recentlyRetractedReferences(
+            let none = try await store.recentRetractions(
                 appID: chat.id, devices: (0..<4).map(Fixture.token), since: Date().addingTimeInterval(60), excluding: current)
             #expect(none.isEmpty)
         }
@@ -69,11 +69,11 @@ struct HistoryTests {
             _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m2"], requestedBy: "tests"))
             let current = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m3"], requestedBy: "tests")).0.id
 
-            let joined = try await store.recentlyRetractedReferences(
+            let joined = try await store.recentRetractions(
                 appID: chat.id, devices: [5, 6, 7].map(Fixture.token), since: Date().addingTimeInterval(-3600), excluding: current,
                 listLimit: 1)
-            #expect(joined == [Fixture.token(5): ["m2", "m1"], Fixture.token(6): ["m2", "m1"], Fixture.token(7): ["m1"]])
-            let found = try await store.recentlyRetractedReferences(
+            #expect(joined == [Fixture.token(5): .references("m2", "m1"), Fixture.token(6): .references("m2", "m1"), Fixture.token(7): .references("m1")])
+            let found = try await store.recentRetractions(
                 appID: chat.id, devices: [5, 6, 7].map(Fixture.token), since: Date().addingTimeInterval(-3600), excluding: current)
             #expect(found == joined)
             // One array for the two devices with the same history: it compares equal without looking at its elements.
@@ -115,9 +115,11 @@ struct HistoryTests {
                     == "tests \(iso(yesterday)) \(iso(now)), \(RetractStore.lateDeliveryActor) \(iso(threeDaysAgo)) \(iso(threeDaysAgo)), tests - -"
             )
             let tokens = (0..<4).map(Fixture.token)
-            let expected: [DeviceToken: [ReferenceID]] = [Fixture.token(0): ["m1"], Fixture.token(1): ["m1"], Fixture.token(3): ["m1"]]
+            let expected: [DeviceToken: [PayloadBuilder.Retracted]] = [
+                Fixture.token(0): .references("m1"), Fixture.token(1): .references("m1"), Fixture.token(3): .references("m1"),
+            ]
             for listLimit in [1_000, 0] {
-                let found = try await store.recentlyRetractedReferences(
+                let found = try await store.recentRetractions(
                     appID: chat.id, devices: tokens, since: now.addingTimeInterval(-3600), excluding: current, listLimit: listLimit)
                 #expect(found == expected, "list limit \(listLimit)")
             }
@@ -131,7 +133,7 @@ struct HistoryTests {
             try await TestDatabase.execute(
                 "UPDATE retractions SET delivered_from = NULL, delivered_through = NULL WHERE id = '\(first.id)'", on: store)
             for listLimit in [1_000, 0] {
-                let unknown = try await store.recentlyRetractedReferences(
+                let unknown = try await store.recentRetractions(
                     appID: chat.id, devices: tokens, since: now.addingTimeInterval(-3600), excluding: current, listLimit: listLimit)
                 #expect(unknown == expected, "list limit \(listLimit)")
             }
@@ -188,6 +190,73 @@ struct HistoryTests {
         }
     }
 
+    /// Retractions by selector ride along as what they took from each
+    /// device: a sender's, recipient's or campaign's references, a whole
+    /// thread as its id, unless a message was sent in it since or the
+    /// retraction had a start time, when the thread's references stand for it.
+    @Test func selectorRetractionsRideAlongAsWhatTheyTookFromEachDevice() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let chat = try await Fixture.registerApp(store)
+            let start = Date().addingTimeInterval(-600)
+            func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
+            func message(_ reference: ReferenceID, _ tokens: [Int], at minute: Double?, _ labels: DeliveryLabels) -> [Delivery] {
+                tokens.map {
+                    Delivery(appID: chat.id, reference: reference, token: Fixture.token($0), sentAt: minute.map(at) ?? Date(), labels: labels)
+                }
+            }
+            try await store.record(
+                message("t1-a", [0, 1], at: 0, DeliveryLabels(thread: "T1", sender: "S1"))
+                    + message("t1-b", [0, 1], at: 1, DeliveryLabels(thread: "T1", sender: "S2"))
+                    + message("t4-a", [0, 1], at: 0, DeliveryLabels(thread: "T4"))
+                    + message("t2-a", [0, 1], at: 0, DeliveryLabels(thread: "T2"))
+                    + message("t2-b", [0, 1], at: 2, DeliveryLabels(thread: "T2"))
+                    + message("s3-a", [0], at: 0, DeliveryLabels(sender: "S3"))
+                    + message("s3-b", [1], at: 0, DeliveryLabels(sender: "S3"))
+                    + message("sale", [0, 1, 2], at: 0, DeliveryLabels(campaign: "spring"))
+                    + message("dm", [2], at: 0, DeliveryLabels(recipient: "R1"))
+                    + message("m9", [0, 1], at: 0, DeliveryLabels()))
+            // Each a little later than the one before.
+            func retract(_ selector: RetractionSelector? = nil, _ references: [ReferenceID] = [], dryRun: Bool = false) async throws -> UUID {
+                try await Task.sleep(for: .milliseconds(20))
+                return try await store.createRetraction(
+                    RetractionRequest(appID: chat.id, references: references, selector: selector, requestedBy: "tests", dryRun: dryRun)
+                ).0.id
+            }
+            _ = try await retract(RetractionSelector(.campaign, "spring"))
+            _ = try await retract(RetractionSelector(.recipient, "R1"))
+            // T1 whole, but a message is sent in it later: its references ride along.
+            _ = try await retract(RetractionSelector(.thread, "T1"))
+            // T4 whole: its id rides along, on both phones.
+            _ = try await retract(RetractionSelector(.thread, "T4"))
+            // T2 from minute 1: only t2-b, as a reference.
+            _ = try await retract(RetractionSelector(.thread, "T2", sentAfter: at(1)))
+            _ = try await retract(RetractionSelector(.sender, "S3"))
+            _ = try await retract(nil, ["m9"])
+            _ = try await retract(RetractionSelector(.sender, "S1"), dryRun: true)
+            // After T1's retraction, a new message in T1 reaches phone 1.
+            try await store.record(message("t1-c", [1], at: nil, DeliveryLabels(thread: "T1")))
+            let current = try await retract(nil, ["t1-c"])
+
+            // The list passed to the read, and (more recent references than the limit) joined by PostgreSQL.
+            for listLimit in [1_000, 1] {
+                let found = try await store.recentRetractions(
+                    appID: chat.id, devices: (0..<4).map(Fixture.token), since: start, excluding: current, listLimit: listLimit)
+                #expect(
+                    found == [
+                    Fixture.token(0): [
+                        .reference("m9"), .reference("s3-a"), .reference("t2-b"), .thread("T4"), .reference("t1-a"), .reference("t1-b"),
+                        .reference("sale"),
+                    ],
+                    Fixture.token(1): [
+                        .reference("m9"), .reference("s3-b"), .reference("t2-b"), .thread("T4"), .reference("t1-a"), .reference("t1-b"),
+                        .reference("sale"),
+                    ],
+                    Fixture.token(2): [.reference("dm"), .reference("sale")],
+                ], "list limit \(listLimit)")
+            }
+        }
+    }
+
     @Test func aRetractionCountsWhatRodeAlongAndWhatWasLeftOut() async throws {
         try await TestDatabase.withStore { store, _ in
             let chat = try await Fixture.registerApp(store)
@@ -204,4 +273,9 @@ struct HistoryTests {
             #expect(account.pushes == PushesSent(total: 2, mostToOneDevice: 1, historyCarried: 30, historyLeftOut: 7))
         }
     }
+}
+
+extension [PayloadBuilder.Retracted] {
+    /// References, as a device's history lists them.
+    static func references(_ names: ReferenceID...) -> Self { names.map { .reference($0) } }
 }

@@ -95,12 +95,17 @@ struct MigrationTests {
                 "connect(descriptor:addr:size:): Connection refused (errno: 111); given up after 5 attempts",
                 "the receiver answered 500", "NIOSSLError.handshakeFailed(BoringSSLError.sslError([...]))",
             ] {
-                let (retraction, _) = try await store.createRetraction(
-                    RetractionRequest(appID: chat.id, references: ["m-1"], requestedBy: "test", dryRun: true))
+                // Written as the code of the time wrote it.
+                let retraction = UUID()
+                try await TestDatabase.execute(
+                    """
+                    INSERT INTO retractions (id, app_id, refs, requested_by, dry_run, state)
+                    VALUES ('\(retraction.uuidString)', \(chat.id), '{m-1}', 'test', true, 'done')
+                    """, on: store)
                 try await TestDatabase.execute(
                     """
                     INSERT INTO webhook_deliveries (retraction_id, app_id, url, last_error)
-                    VALUES ('\(retraction.id.uuidString)', \(chat.id), 'https://hooks.example.com/r', '\(raw)')
+                    VALUES ('\(retraction.uuidString)', \(chat.id), 'https://hooks.example.com/r', '\(raw)')
                     """, on: store)
             }
 
@@ -121,6 +126,42 @@ struct MigrationTests {
                     "TLS handshake failed", "connection refused; given up after 5 attempts", "connection reset",
                     "the receiver answered 500",
                 ])
+        }
+    }
+
+    /// Retractions by selector made in the week before migration 16 get
+    /// what they took, and its days; older ones, dry runs and retractions by
+    /// reference get nothing.
+    @Test func migration16KeepsWhatTheLastWeeksSelectorsTook() async throws {
+        try await TestDatabase.withStore(migrated: false) { store, _ in
+            try await MigrationRunner(migrations: Migration.all.filter { $0.version < 16 }).migrate(store)
+            let chat = try await Fixture.registerApp(store)
+            let hourAgo = Date().addingTimeInterval(-3600)
+            try await store.record(
+                ["a", "b", "c"].map {
+                    Delivery(
+                        appID: chat.id, reference: ReferenceID($0), token: Fixture.token(0), sentAt: hourAgo,
+                        labels: DeliveryLabels(sender: $0 == "c" ? "other" : "spammer"))
+                })
+            // As the code of the time wrote them: no references, no days, for a selector.
+            for (name, age, dryRun) in [("recent", "1 hour", false), ("old", "8 days", false), ("dry", "1 hour", true)] {
+                try await TestDatabase.execute(
+                    """
+                    INSERT INTO retractions (id, app_id, refs, requested_by, dry_run, state, total, selector_kind, selector_value,
+                                             sent_before, created_at)
+                    VALUES (gen_random_uuid(), \(chat.id), '{}', '\(name)', \(dryRun), 'done', 1, 'sender', 'spammer',
+                            now(), now() - interval '\(age)')
+                    """, on: store)
+            }
+            try await MigrationRunner().migrate(store)
+            let rows = try await store.client.query(
+                """
+                SELECT requested_by, coalesce(array_to_string(taken_refs, ','), '-'), delivered_from IS NOT NULL
+                FROM retractions ORDER BY requested_by
+                """, logger: TestDatabase.logger)
+            var found: [String] = []
+            for try await (name, taken, days) in rows.decode((String, String, Bool).self) { found.append("\(name) \(taken) \(days)") }
+            #expect(found == ["dry - false", "old - false", "recent a,b true"])
         }
     }
 

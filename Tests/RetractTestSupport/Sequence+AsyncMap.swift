@@ -6,3 +6,16 @@ extension Sequence {
         return values
     }
 }
+
+extension Sequence where Element: Sendable {
+    /// `body` run for each element, at most `limit` at once.
+    package func forEach(atATime limit: Int, _ body: @escaping @Sendable (Element) async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, element) in enumerated() {
+                if index >= limit { try await group.next() }
+                group.addTask { try await body(element) }
+            }
+            try await group.waitForAll()
+        }
+    }
+}

@@ -50,7 +50,7 @@ struct HistoryCommandTests {
             let text = try stage.retract(["status", try account.id(from: result)])
             #expect(
                 text.stdout.contains(
-                    "earlier retractions: \(account.historyCarried) references rode along, \(account.historyLeftOut) left out (no room in the body)"
+                    "earlier retractions: \(account.historyCarried) references and threads rode along, \(account.historyLeftOut) left out (no room in the body)"
                 ),
                 "\(text.stdout)")
         }
