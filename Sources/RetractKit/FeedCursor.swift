@@ -8,7 +8,7 @@ import Foundation
 ///
 /// ```swift
 /// // in the app, application(_:didRegisterForRemoteNotificationsWithDeviceToken:)
-/// try? FeedCursor(appGroup: "group.com.example.chat")?.save(token: DeviceToken(deviceToken))
+/// try FeedCursor(appGroup: "group.com.example.chat").save(token: DeviceToken(deviceToken))
 /// ```
 public final class FeedCursor: @unchecked Sendable {
     // @unchecked: `storage` is Sendable and immutable; `lock` makes each
@@ -28,17 +28,23 @@ public final class FeedCursor: @unchecked Sendable {
     private let lock = NSLock()
 
     /// - Parameter storage: any byte storage; give it a key of its own, not
-    ///   the tombstones' (``UserDefaultsTombstoneStorage(suiteName:key:)``
+    ///   the tombstones' (``UserDefaultsTombstoneStorage``
     ///   with ``defaultKey``), or each would overwrite the other.
     public init(storage: some TombstoneStorage) {
         self.storage = storage
     }
 
-    /// In the App Group's `UserDefaults`, under ``defaultKey``; nil when
-    /// `UserDefaults` refuses the suite name.
-    public convenience init?(appGroup suiteName: String) {
-        guard let storage = UserDefaultsTombstoneStorage(suiteName: suiteName, key: Self.defaultKey) else { return nil }
-        self.init(storage: storage)
+    /// In the App Group's `UserDefaults`, under ``defaultKey``.
+    public convenience init(appGroup: AppGroup) {
+        self.init(storage: UserDefaultsTombstoneStorage(appGroup: appGroup, key: Self.defaultKey))
+    }
+
+    /// In the App Group's `UserDefaults`, under ``defaultKey``, once the
+    /// group is known to be in this target's entitlements
+    /// (``AppGroup/init(_:)``): a group missing from them throws, rather
+    /// than leaving the app and its extension each a cursor of its own.
+    public convenience init(appGroup identifier: String) throws(AppGroupError) {
+        self.init(appGroup: try AppGroup(identifier))
     }
 
     /// Saves the APNs token the app registered with. A token other than the

@@ -110,7 +110,8 @@ public struct RetractionFeed: Sendable {
     /// `handler`, in one pass over Notification Center.
     ///
     /// - Returns: what the handler did, and the cursor to keep for next time
-    ///   (`cursor` itself when nothing new came).
+    ///   (`cursor` itself when nothing new came, or when the removal was
+    ///   ``RetractionOutcome/notConfirmed(_:)``).
     public func catchUp(
         token: DeviceToken, since cursor: String?, handler: RetractionHandler
     ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
@@ -127,7 +128,7 @@ public struct RetractionFeed: Sendable {
     /// Reads the feed from the cursor `saved` keeps, removes what it names
     /// through `handler`, and only then moves the cursor, so a process
     /// stopped in between reads the same entries again rather than skipping
-    /// them. The app at launch and its Notification Service Extension share
+    /// them; so does a removal Notification Center did not confirm. The app at launch and its Notification Service Extension share
     /// one cursor this way.
     ///
     /// - Returns: what the handler did; nil when the app has saved no token yet.
@@ -146,7 +147,10 @@ public struct RetractionFeed: Sendable {
         // Past a deadline, the caller has moved on without this answer: remove nothing it did not see.
         guard !Task.isCancelled else { throw FeedError(status: nil, type: nil, detail: "cancelled") }
         let outcome = read.references.isEmpty ? RetractionOutcome.noMatch : await handler.retract(read.references)
-        // A cursor that cannot be saved only means reading these entries again.
+        // A removal Notification Center did not confirm is read and asked
+        // for again next time; a cursor that cannot be saved only means
+        // reading these entries again.
+        if case .notConfirmed = outcome { return (outcome, read.references) }
         if read.cursor != position.cursor, let cursor = read.cursor { try? saved.advance(to: cursor, for: position.device) }
         return (outcome, read.references)
     }
@@ -156,7 +160,10 @@ public struct RetractionFeed: Sendable {
     ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
         let read = try await references(for: device, since: cursor, maximumPages: Self.maximumPages)
         guard !read.references.isEmpty else { return (.noMatch, read.cursor) }
-        return (await handler.retract(read.references), read.cursor)
+        let outcome = await handler.retract(read.references)
+        // Not confirmed: the same entries are read, and their removal asked for, again.
+        if case .notConfirmed = outcome { return (outcome, cursor) }
+        return (outcome, read.cursor)
     }
 
     /// The references retracted for `device` after `cursor`, read page by

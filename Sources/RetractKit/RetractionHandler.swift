@@ -1,3 +1,5 @@
+import Foundation
+
 /// Applies retraction pushes to Notification Center: the one call an app makes
 /// from `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)`.
 ///
@@ -6,9 +8,15 @@
 /// let outcome = await handler.handle(userInfo: userInfo)
 /// ```
 public struct RetractionHandler: Sendable {
+    /// Seconds a removal is awaited before it is reported
+    /// ``RetractionOutcome/notConfirmed(_:)``. Well inside what iOS gives an
+    /// app for a background push (about 30) and an extension for each push.
+    public static let defaultRemovalWait: TimeInterval = 2
+
     private let center: any DeliveredNotificationCenter
     private let tombstones: Tombstones?
     private let catchUp: RetractionServiceExtension.FeedCatchUp?
+    private let removalWait: TimeInterval
 
     /// - Parameters:
     ///   - tombstones: where retracted references are remembered, so a
@@ -18,13 +26,17 @@ public struct RetractionHandler: Sendable {
     ///     to remove is there (``NotificationCustomData/moreInFeed``): a
     ///     retraction whose references needed several pushes, of which iOS
     ///     may hand a suspended app only the last. Nil reads nothing.
+    ///   - removalWait: seconds to wait for Notification Center to stop
+    ///     listing what was removed (see ``retract(_:threads:)``).
     public init(
         center: some DeliveredNotificationCenter, tombstones: Tombstones? = nil,
-        catchUp: RetractionServiceExtension.FeedCatchUp? = nil
+        catchUp: RetractionServiceExtension.FeedCatchUp? = nil,
+        removalWait: TimeInterval = RetractionHandler.defaultRemovalWait
     ) {
         self.center = center
         self.tombstones = tombstones
         self.catchUp = catchUp
+        self.removalWait = removalWait
     }
 
     /// Removes the delivered notifications a retraction push names.
@@ -56,9 +68,8 @@ public struct RetractionHandler: Sendable {
         if let catchUp, reading.customData?.moreInFeed == true {
             // Without the catch-up handler: a feed read never leads to another.
             let caughtUp = await catchUp.run(handler: RetractionHandler(center: center, tombstones: tombstones))
-            if case .caughtUp(.removed(let more), _) = caughtUp {
-                let removed = if case .removed(let first) = report.outcome { first } else { [String]() }
-                report.outcome = .removed(removed + more.filter { !removed.contains($0) })
+            if case .caughtUp(let more, _) = caughtUp, !more.identifiers.isEmpty {
+                report.outcome = report.outcome.merged(with: more)
             }
             report.catchUp = caughtUp
         }
@@ -70,6 +81,12 @@ public struct RetractionHandler: Sendable {
     ///
     /// References are remembered as tombstones; threads are not: a
     /// conversation retracted goes on, and its next messages must show.
+    ///
+    /// Returns once Notification Center no longer lists what was removed, or
+    /// after the removal wait: iOS removes on a queue of its own, with no
+    /// completion, and drops the work when the process ends first, which it
+    /// does soon after an extension calls its content handler or an app its
+    /// fetch completion handler. Call those only after this returns.
     public func retract(_ references: Set<ReferenceID>, threads: Set<String> = []) async -> RetractionOutcome {
         // A tombstone that cannot be saved only costs the late-original check;
         // the removal itself must still happen.
@@ -77,7 +94,25 @@ public struct RetractionHandler: Sendable {
         let identifiers = await center.deliveredNotifications().identifiers(retractedBy: references, threads: threads)
         guard !identifiers.isEmpty else { return .noMatch }
         center.removeDeliveredNotifications(withIdentifiers: identifiers)
-        return .removed(identifiers)
+        return await awaitRemoval(of: identifiers)
+    }
+
+    /// Asks Notification Center until none of `identifiers` is listed, at
+    /// growing intervals (10 ms, doubling up to 200 ms), for at most the
+    /// removal wait. A cancelled task asks once more and stops.
+    private func awaitRemoval(of identifiers: [String]) async -> RetractionOutcome {
+        let asked = Set(identifiers)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let wait = UInt64(max(0, min(removalWait, 3_600)) * 1_000_000_000)
+        var pause: UInt64 = 10_000_000
+        while true {
+            let listed = await center.deliveredNotifications()
+            if !listed.contains(where: { asked.contains($0.identifier) }) { return .removed(identifiers) }
+            let waited = DispatchTime.now().uptimeNanoseconds - start
+            guard waited < wait, !Task.isCancelled else { return .notConfirmed(identifiers) }
+            try? await Task.sleep(nanoseconds: min(pause, wait - waited))
+            pause = min(pause * 2, 200_000_000)
+        }
     }
 
     /// For an app that handles silent pushes of its own: handles the push

@@ -4,8 +4,39 @@ public enum RetractionOutcome: Hashable, Sendable {
     case notARetraction
     /// A retraction, but nothing showing matched it.
     case noMatch
-    /// These notifications were removed.
+    /// These notifications were removed: Notification Center no longer
+    /// lists them.
     case removed([String])
+    /// Their removal was asked for, but Notification Center still listed
+    /// some of them when the wait for it ended
+    /// (``RetractionHandler/defaultRemovalWait``). iOS removes delivered
+    /// notifications later, on a queue of its own, and drops that work if
+    /// the process ends first; a later push, or the catch-up at launch,
+    /// tries again.
+    case notConfirmed([String])
+}
+
+extension RetractionOutcome {
+    /// The notifications a removal was asked for: those of `removed` or
+    /// `notConfirmed`, none otherwise.
+    public var identifiers: [String] {
+        switch self {
+        case .removed(let identifiers), .notConfirmed(let identifiers): identifiers
+        case .notARetraction, .noMatch: []
+        }
+    }
+
+    /// One outcome for two removals made for one push (the push's own and
+    /// the feed's): confirmed only when both are.
+    func merged(with other: RetractionOutcome) -> RetractionOutcome {
+        let identifiers = self.identifiers + other.identifiers.filter { !self.identifiers.contains($0) }
+        switch (self, other) {
+        case (.notConfirmed, _), (_, .notConfirmed): return .notConfirmed(identifiers)
+        case (.removed, _), (_, .removed): return .removed(identifiers)
+        case (.noMatch, _), (_, .noMatch): return .noMatch
+        case (.notARetraction, .notARetraction): return .notARetraction
+        }
+    }
 }
 
 /// What ``RetractionHandler`` did with a push, and what it could not read.

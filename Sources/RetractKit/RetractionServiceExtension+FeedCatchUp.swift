@@ -9,7 +9,7 @@ extension RetractionServiceExtension {
     /// ```swift
     /// let catchUp = FeedCatchUp(
     ///     feed: RetractionFeed(baseURL: URL(string: "https://retract.example.com")!, apiKey: clientKey),
-    ///     cursor: FeedCursor(appGroup: "group.com.example.chat")!)
+    ///     cursor: try FeedCursor(appGroup: "group.com.example.chat"))
     /// ```
     ///
     /// The read is bounded by ``budget``: past it, or when the feed cannot be

@@ -40,31 +40,53 @@ public struct FileTombstoneStorage: TombstoneStorage {
     }
 }
 
-/// Keeps tombstones in `UserDefaults`; with an app group's suite name the app
-/// and its Notification Service Extension share them.
+/// Keeps tombstones in `UserDefaults`; in an App Group's, the app and its
+/// Notification Service Extension share them.
 public struct UserDefaultsTombstoneStorage: TombstoneStorage {
     public static let defaultKey = "RetractKit.tombstones"
 
     public let suiteName: String?
     public let key: String
 
-    /// Nil when `UserDefaults` refuses the suite name (the app's own bundle
-    /// identifier, or `NSGlobalDomain`).
+    /// In the App Group's `UserDefaults`, which the app and its extension
+    /// share.
+    public init(appGroup: AppGroup, key: String = UserDefaultsTombstoneStorage.defaultKey) {
+        self.suiteName = appGroup.identifier
+        self.key = key
+    }
+
+    /// In the App Group's `UserDefaults`, once the group is known to be in
+    /// this target's entitlements (``AppGroup/init(_:)``).
+    public init(appGroup identifier: String, key: String = UserDefaultsTombstoneStorage.defaultKey) throws(AppGroupError) {
+        self.init(appGroup: try AppGroup(identifier), key: key)
+    }
+
+    /// In a suite that is not an App Group, such as the app's own
+    /// (`nil`); nil when `UserDefaults` refuses the name (the app's bundle
+    /// identifier, or `NSGlobalDomain`). For an App Group use
+    /// an `init(appGroup:)`: this one cannot tell a missing
+    /// group, for which `UserDefaults` hands back a store private to the
+    /// process.
     public init?(suiteName: String?, key: String = UserDefaultsTombstoneStorage.defaultKey) {
         guard UserDefaults(suiteName: suiteName) != nil else { return nil }
         self.suiteName = suiteName
         self.key = key
     }
 
-    public func load() -> Data? {
-        defaults?.data(forKey: key)
+    public func load() throws -> Data? {
+        try defaults().data(forKey: key)
     }
 
-    public func save(_ data: Data) {
-        defaults?.set(data, forKey: key)
+    public func save(_ data: Data) throws {
+        try defaults().set(data, forKey: key)
     }
 
     // UserDefaults is not Sendable on every platform; opening the suite per
     // call is cheap, as Foundation caches it.
-    private var defaults: UserDefaults? { UserDefaults(suiteName: suiteName) }
+    private func defaults() throws(AppGroupError) -> UserDefaults {
+        guard let defaults = UserDefaults(suiteName: suiteName) else {
+            throw AppGroupError(identifier: suiteName ?? "", problem: .refusedSuiteName)
+        }
+        return defaults
+    }
 }

@@ -46,11 +46,7 @@ struct Match: AsyncParsableCommand {
         }
         let center = InMemoryNotificationCenter(delivered: delivered)
         let report = await RetractionHandler(center: center).handle(reading)
-        let removed: [String]
-        switch report.outcome {
-        case .removed(let identifiers): removed = identifiers
-        case .noMatch, .notARetraction: removed = []
-        }
+        let removed = report.outcome.identifiers
         print(
             MatchReport(
                 isRetraction: report.outcome != .notARetraction,

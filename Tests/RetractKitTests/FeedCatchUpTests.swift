@@ -251,10 +251,11 @@ struct FeedCatchUpTests {
 
     @Test func theCursorKeepsOutOfTheTombstonesWay() throws {
         // One UserDefaults suite, two keys: neither overwrites the other.
-        let suite = "RetractKitTests.\(UUID().uuidString)"
+        let suite = "group.RetractKitTests.\(UUID().uuidString)"
         defer { UserDefaults(suiteName: suite)?.removePersistentDomain(forName: suite) }
-        let cursor = try #require(FeedCursor(appGroup: suite))
-        let tombstones = Tombstones(storage: try #require(UserDefaultsTombstoneStorage(suiteName: suite)))
+        let group = try AppGroup(identifier: suite, containerURL: FileManager.default.temporaryDirectory)
+        let cursor = FeedCursor(appGroup: group)
+        let tombstones = Tombstones(storage: UserDefaultsTombstoneStorage(appGroup: group))
         try cursor.save(token: Self.phone)
         try tombstones.record(["m1"])
         #expect(cursor.hasToken)

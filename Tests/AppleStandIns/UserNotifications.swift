@@ -1,0 +1,167 @@
+// UserNotifications, as Swift imports it from Apple's SDK: what RetractKit
+// and its docs use. Sources (H, D): README.md beside this file.
+@_exported import Foundation
+
+/// H: UNUserNotificationCenter.h `@interface UNUserNotificationCenter : NSObject`,
+/// API_AVAILABLE(macos(10.14), ios(10.0), watchos(3.0), tvos(10.0)).
+/// D: https://developer.apple.com/documentation/usernotifications/unusernotificationcenter
+/// (not Sendable, not @MainActor: "use ... from any of your app's threads").
+@available(iOS 10.0, macOS 10.14, tvOS 10.0, watchOS 3.0, *)
+open class UNUserNotificationCenter: NSObject {
+    /// H: `- (instancetype)init NS_UNAVAILABLE;`
+    @available(*, unavailable)
+    public override init() { standIn() }
+
+    /// H: `+ (UNUserNotificationCenter *)currentNotificationCenter;`
+    /// D: https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/current()
+    open class func current() -> UNUserNotificationCenter { standIn() }
+
+    /// H: `- (void)getDeliveredNotificationsWithCompletionHandler:(void(^)(NSArray<UNNotification *> *notifications))completionHandler API_UNAVAILABLE(tvos);`
+    /// D: https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/getdeliverednotifications(completionhandler:)
+    /// (`@Sendable` since Swift 6.2, SE-0463: nonisolated, with an async form).
+    @available(tvOS, unavailable)
+    open func getDeliveredNotifications(completionHandler: @escaping @Sendable ([UNNotification]) -> Void) { standIn() }
+
+    /// D: the async form of the above, on the same page.
+    @available(tvOS, unavailable)
+    open func deliveredNotifications() async -> [UNNotification] { standIn() }
+
+    /// H: `- (void)removeDeliveredNotificationsWithIdentifiers:(NSArray<NSString *> *)identifiers API_UNAVAILABLE(tvos);`
+    /// D: https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/removedeliverednotifications(withidentifiers:)
+    /// ("executes asynchronously ... removing ... on a background thread"; no completion).
+    @available(tvOS, unavailable)
+    open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) { standIn() }
+}
+
+/// H: UNNotification.h `@interface UNNotification : NSObject <NSCopying, NSSecureCoding>`.
+/// D: https://developer.apple.com/documentation/usernotifications/unnotification
+@available(iOS 10.0, macOS 10.14, tvOS 10.0, watchOS 3.0, *)
+open class UNNotification: NSObject {
+    /// H: `- (instancetype)init NS_UNAVAILABLE;`
+    @available(*, unavailable)
+    public override init() { standIn() }
+
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) NSDate *date;`
+    open var date: Date { standIn() }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) UNNotificationRequest *request;`
+    /// D: https://developer.apple.com/documentation/usernotifications/unnotification/request
+    open var request: UNNotificationRequest { standIn() }
+}
+
+/// H: UNNotificationRequest.h `@interface UNNotificationRequest : NSObject <NSCopying, NSSecureCoding>`.
+/// D: https://developer.apple.com/documentation/usernotifications/unnotificationrequest
+@available(iOS 10.0, macOS 10.14, tvOS 10.0, watchOS 3.0, *)
+open class UNNotificationRequest: NSObject {
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) NSString *identifier;`
+    open var identifier: String { standIn() }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) UNNotificationContent *content;`
+    open var content: UNNotificationContent { standIn() }
+
+    /// H: `+ (instancetype)requestWithIdentifier:(NSString *)identifier content:(UNNotificationContent *)content trigger:(nullable UNNotificationTrigger *)trigger;`
+    /// (the trigger's class is left out: nothing here uses it, so it is `AnyObject?`).
+    public convenience init(identifier: String, content: UNNotificationContent, trigger: AnyObject?) { standIn() }
+
+    /// H: `- (instancetype)init NS_UNAVAILABLE;`
+    @available(*, unavailable)
+    public override init() { standIn() }
+}
+
+/// H: UNNotificationContent.h `@interface UNNotificationContent : NSObject <NSCopying, NSMutableCopying, NSSecureCoding>`.
+/// D: https://developer.apple.com/documentation/usernotifications/unnotificationcontent (not Sendable).
+@available(iOS 10.0, macOS 10.14, tvOS 10.0, watchOS 3.0, *)
+open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
+    /// D: `init()`, which makes empty content.
+    public override init() {}
+
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) NSString *title API_UNAVAILABLE(tvos);`
+    @available(tvOS, unavailable)
+    open var title: String { standIn() }
+    /// H: as `title`.
+    @available(tvOS, unavailable)
+    open var subtitle: String { standIn() }
+    /// H: as `title`.
+    @available(tvOS, unavailable)
+    open var body: String { standIn() }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) NSString *threadIdentifier API_UNAVAILABLE(tvos);`
+    @available(tvOS, unavailable)
+    open var threadIdentifier: String { standIn() }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) NSDictionary *userInfo API_UNAVAILABLE(tvos);`
+    @available(tvOS, unavailable)
+    open var userInfo: [AnyHashable: Any] { standIn() }
+
+    /// H: NSCopying.
+    open func copy(with zone: NSZone? = nil) -> Any { standIn() }
+    /// H: NSMutableCopying; `mutableCopy()` (NSObject) returns an `UNMutableNotificationContent`.
+    open func mutableCopy(with zone: NSZone? = nil) -> Any { standIn() }
+}
+
+/// H: UNNotificationContent.h `@interface UNMutableNotificationContent : UNNotificationContent`.
+/// D: https://developer.apple.com/documentation/usernotifications/unmutablenotificationcontent
+@available(iOS 10.0, macOS 10.14, tvOS 10.0, watchOS 3.0, *)
+open class UNMutableNotificationContent: UNNotificationContent {
+    public override init() {}
+
+    /// H: `@property (NS_NONATOMIC_IOSONLY, copy) NSString *title API_UNAVAILABLE(tvos);`
+    @available(tvOS, unavailable)
+    open override var title: String {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// H: as `title`.
+    @available(tvOS, unavailable)
+    open override var subtitle: String {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// H: as `title`.
+    @available(tvOS, unavailable)
+    open override var body: String {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// H: as `title`.
+    @available(tvOS, unavailable)
+    open override var threadIdentifier: String {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, copy) NSDictionary *userInfo API_UNAVAILABLE(tvos);`
+    @available(tvOS, unavailable)
+    open override var userInfo: [AnyHashable: Any] {
+        get { standIn() }
+        set { standIn() }
+    }
+}
+
+/// H: UNNotificationServiceExtension.h
+/// `API_AVAILABLE(macos(10.14), ios(10.0), watchos(6.0)) API_UNAVAILABLE(tvos) @interface UNNotificationServiceExtension : NSObject`.
+/// D: https://developer.apple.com/documentation/usernotifications/unnotificationserviceextension
+/// (neither @MainActor nor Sendable: an extension written in a target whose
+/// default isolation is MainActor must say `nonisolated`).
+@available(iOS 10.0, macOS 10.14, watchOS 6.0, *)
+@available(tvOS, unavailable)
+open class UNNotificationServiceExtension: NSObject {
+    public override init() {}
+
+    /// H: `- (void)didReceiveNotificationRequest:(UNNotificationRequest *)request withContentHandler:(void (^)(UNNotificationContent *contentToDeliver))contentHandler;`
+    /// D: https://developer.apple.com/documentation/usernotifications/unnotificationserviceextension/didreceive(_:withcontenthandler:)
+    /// (no `@Sendable` and no async form: "contentHandler" is not a completion-handler name).
+    open func didReceive(_ request: UNNotificationRequest, withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+        standIn()
+    }
+
+    /// H: `- (void)serviceExtensionTimeWillExpire;`
+    /// D: https://developer.apple.com/documentation/usernotifications/unnotificationserviceextension/serviceextensiontimewillexpire()
+    open func serviceExtensionTimeWillExpire() { standIn() }
+}
+
+// Foundation's on Apple platforms, where UserNotifications re-exports
+// Foundation; swift-corelibs-foundation has no App Groups, so it is declared
+// here for RetractKit's `AppGroup`.
+extension FileManager {
+    /// H: NSFileManager.h `- (nullable NSURL *)containerURLForSecurityApplicationGroupIdentifier:(NSString *)groupIdentifier API_AVAILABLE(macos(10.8), ios(7.0), watchos(2.0), tvos(9.0));`
+    /// D: https://developer.apple.com/documentation/foundation/filemanager/containerurl(forsecurityapplicationgroupidentifier:)
+    /// (nil on iOS for a group not in the entitlements; on macOS a URL of the expected form always).
+    @available(iOS 7.0, macOS 10.8, tvOS 9.0, watchOS 2.0, *)
+    public func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL? { standIn() }
+}
