@@ -326,38 +326,40 @@ package final class RetractionWorker: Sendable {
             try await store.release(item, .stopping)
             return
         }
-        var settled = page.devices.count
-        var remainder: PageRemainder?
+        var remainders: [PageRemainder] = []
         if sending.stopReason == nil, let reason = sending.unreachable {
-            // Devices in token order up to the first one not reached are
-            // settled; the rest of the page waits for the service, as a page of its own.
-            settled =
-                sending.outcomes.firstIndex { outcome in
-                    guard let outcome else { return true }
-                    if case .unreachable = outcome { return true }
-                    return false
-                } ?? page.devices.count
             let delay = Self.outageRetryDelay(for: item)
-            guard settled > 0 else {
+            // Every device the service answered for is settled, wherever it
+            // lies in the page: a pool whose connections come back one by one
+            // answers some of a burst and not the rest, and sending an answered
+            // device again would push it twice. Each run of devices it was not
+            // reached for waits for it, as a page of its own.
+            let runs = Self.unansweredRuns(sending.outcomes)
+            if runs == [0..<page.devices.count] {
                 try await store.release(item, .unreachable(reason, devices: page.devices.count, retryAfter: delay))
                 return
             }
-            // The service answered for the settled devices: the rest starts a new wait.
-            remainder = PageRemainder(
-                after: page.devices[settled - 1].token, through: end, waiting: page.devices.count - settled, delay: delay, reason: reason)
+            remainders = runs.map { run in
+                PageRemainder(
+                    after: run.lowerBound == 0 ? after : page.devices[run.lowerBound - 1].token,
+                    through: run.upperBound == page.devices.count ? end : page.devices[run.upperBound - 1].token,
+                    waiting: run.count, delay: delay, reason: reason)
+            }
         }
         var tally = Tally(budget: settings.retryBudget)
         let now = Date()
-        for (index, device) in page.devices.prefix(settled).enumerated() {
-            guard let outcome = sending.outcomes[index] else { continue }
+        for (index, device) in page.devices.enumerated() {
+            // Those in a remainder are counted when it is sent.
+            guard let outcome = sending.outcomes[index], remainders.isEmpty || !Self.isUnanswered(outcome) else { continue }
             tally.add(
                 outcome, for: device, pushes: sending.pushes[index], history: sending.history[index], attempt: 1, isRetry: false,
                 failingSince: nil, now: now)
         }
-        let skipped = remainder.map { remainder in page.skipped.filter { $0 <= remainder.after }.count } ?? page.deadSkipped
+        // A dead token skipped inside a remainder is skipped, and counted, when the remainder is read.
+        let skipped = page.skipped.filter { token in !remainders.contains { $0.covers(token) } }.count
         tally.counts.dead += skipped
         tally.counts.skipped += skipped
-        try await finish(item, tally: tally, stopReason: sending.stopReason, remainder: remainder, job: job)
+        try await finish(item, tally: tally, stopReason: sending.stopReason, remainders: remainders, job: job)
     }
 
     private func workPush(_ item: ClaimedWorkItem, device: DeviceReferences, job: Job) async throws(StoreError) {
@@ -366,7 +368,7 @@ package final class RetractionWorker: Sendable {
             var tally = Tally(budget: settings.retryBudget)
             tally.counts.dead = 1
             tally.counts.retrying = -1
-            try await finish(item, tally: tally, stopReason: nil, remainder: nil, job: job)
+            try await finish(item, tally: tally, stopReason: nil, job: job)
             return
         }
         let sending = await send(
@@ -391,7 +393,7 @@ package final class RetractionWorker: Sendable {
                 outcome, for: device, pushes: sending.pushes[0], history: sending.history[0], attempt: item.attempts, isRetry: true,
                 failingSince: failingSince, now: now)
         }
-        try await finish(item, tally: tally, stopReason: sending.stopReason, remainder: nil, job: job)
+        try await finish(item, tally: tally, stopReason: sending.stopReason, job: job)
     }
 
     /// Finishes the item in one transaction. A retraction with a stop reason
@@ -404,12 +406,12 @@ package final class RetractionWorker: Sendable {
     /// sent twice. Trying again is safe even if the first commit went through,
     /// as a finish applies only to the items its claim still holds.
     private func finish(
-        _ item: ClaimedWorkItem, tally: Tally, stopReason: String?, remainder: PageRemainder?, job: Job
+        _ item: ClaimedWorkItem, tally: Tally, stopReason: String?, remainders: [PageRemainder] = [], job: Job
     ) async throws(StoreError) {
         let result = WorkResult(
             item: item, counts: tally.counts, pushes: tally.pushes, retries: tally.retries, deadTokens: tally.dead,
             failures: tally.failures,
-            stopReason: stopReason, remainder: remainder)
+            stopReason: stopReason, remainders: remainders)
         logger.debug("finishing", metadata: ["item": "\(item.id)"])
         let finished = try await store.waitingOutLostConnections(for: settings.lease) { () async throws(StoreError) in
             try await store.finishReporting([result])
@@ -454,6 +456,31 @@ package final class RetractionWorker: Sendable {
     /// half of its wait so far, from 1 to 15 s.
     private static func outageRetryDelay(for item: ClaimedWorkItem) -> Duration {
         EngineSettings.outageRetryDelay(afterWaiting: item.waitingSince.map { .seconds(Date().timeIntervalSince($0)) } ?? .zero)
+    }
+
+    /// Whether a device's push did not reach its service: no answer, or
+    /// `unreachable`.
+    static func isUnanswered(_ outcome: PushOutcome?) -> Bool {
+        guard let outcome else { return true }
+        if case .unreachable = outcome { return true }
+        return false
+    }
+
+    /// The runs of consecutive devices, in the page's token order, whose
+    /// push did not reach its service.
+    static func unansweredRuns(_ outcomes: [PushOutcome?]) -> [Range<Int>] {
+        var runs: [Range<Int>] = []
+        var start: Int?
+        for (index, outcome) in outcomes.enumerated() {
+            if isUnanswered(outcome) {
+                if start == nil { start = index }
+            } else if let first = start {
+                runs.append(first..<index)
+                start = nil
+            }
+        }
+        if let first = start { runs.append(first..<outcomes.count) }
+        return runs
     }
 
     static func describe(_ duration: Duration) -> String {

@@ -26,7 +26,7 @@ package struct FinishedWork {
         for result in results {
             let id = result.item.retractionID
             if let reason = result.stopReason { stops[id] = reason }
-            if let remainder = result.remainder { remainders.append((id, remainder)) }
+            remainders += result.remainders.map { (id, $0) }
             counts[id, default: RetractionCounts()] += result.counts
             pushes[id, default: PushesSent()].add(result.pushes)
             retries += result.retries.map { (id, $0) }

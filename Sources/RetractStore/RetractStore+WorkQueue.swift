@@ -64,7 +64,7 @@ extension RetractStore {
 
     /// Finishes claimed items: each is deleted, and in the same transaction
     /// its counts are added to its retraction, its retries and the
-    /// ``WorkResult/remainder`` of a page queued, and its dead tokens marked;
+    /// ``WorkResult/remainders`` of a page queued, and its dead tokens marked;
     /// a retraction left with no work is `done`, one with a
     /// ``WorkResult/stopReason`` is `failed`. An item whose claim lapsed
     /// (another worker has it now) changes nothing.
@@ -318,7 +318,7 @@ extension RetractStore {
     private static func insertRemainder(
         _ remainder: PageRemainder, of retractionID: UUID, on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let after = ByteBuffer(bytes: remainder.after.bytes)
+        let after = remainder.after.map { ByteBuffer(bytes: $0.bytes) }
         let through = remainder.through.map { ByteBuffer(bytes: $0.bytes) }
         try await connection.query(
             """

@@ -64,11 +64,13 @@ package enum ReleaseReason: Hashable, Sendable {
     case unreachable(String, devices: Int, retryAfter: Duration)
 }
 
-/// The part of a claimed page that could not be sent because its service
-/// could not be reached: queued as a page of its own, due after `delay`.
+/// A run of a claimed page's devices that could not be sent because their
+/// service could not be reached: queued as a page of its own, due after
+/// `delay`.
 package struct PageRemainder: Hashable, Sendable {
-    /// The remainder covers the tokens after this one...
-    package var after: DeviceToken
+    /// The remainder covers the tokens after this one (nil: from the start
+    /// of a page that had no lower bound)...
+    package var after: DeviceToken?
     /// ...up to this one (nil: the page had no upper bound).
     package var through: DeviceToken?
     /// Devices in it, all waiting for the service.
@@ -77,12 +79,19 @@ package struct PageRemainder: Hashable, Sendable {
     /// The service's connection error; the devices wait from now.
     package var reason: String
 
-    package init(after: DeviceToken, through: DeviceToken?, waiting: Int, delay: Duration, reason: String) {
+    package init(after: DeviceToken?, through: DeviceToken?, waiting: Int, delay: Duration, reason: String) {
         self.after = after
         self.through = through
         self.waiting = waiting
         self.delay = delay
         self.reason = reason
+    }
+}
+
+extension PageRemainder {
+    /// Whether `token` lies in the remainder's range.
+    package func covers(_ token: DeviceToken) -> Bool {
+        (after.map { token > $0 } ?? true) && (through.map { token <= $0 } ?? true)
     }
 }
 
@@ -124,13 +133,13 @@ package struct WorkResult: Hashable, Sendable {
     /// When set, the retraction stops here: `failed` with this reason, its
     /// other queued work dropped (the app's credentials were refused, say).
     package var stopReason: String?
-    /// The part of a page not sent because its service could not be
-    /// reached: the counts are the rest of the page's.
-    package var remainder: PageRemainder?
+    /// The runs of a page's devices not sent because their service could
+    /// not be reached: the counts are the rest of the page's.
+    package var remainders: [PageRemainder]
 
     package init(
         item: ClaimedWorkItem, counts: RetractionCounts = RetractionCounts(), pushes: PushesSent = PushesSent(), retries: [PushRetry] = [],
-        deadTokens: [DeadToken] = [], failures: [String: Int] = [:], stopReason: String? = nil, remainder: PageRemainder? = nil
+        deadTokens: [DeadToken] = [], failures: [String: Int] = [:], stopReason: String? = nil, remainders: [PageRemainder] = []
     ) {
         self.item = item
         self.counts = counts
@@ -139,6 +148,6 @@ package struct WorkResult: Hashable, Sendable {
         self.deadTokens = deadTokens
         self.failures = failures
         self.stopReason = stopReason
-        self.remainder = remainder
+        self.remainders = remainders
     }
 }

@@ -264,7 +264,7 @@ struct FinishedWorkTests {
             WorkResult(item: Self.item(2, of: one), counts: counts, failures: ["BadTopic": 2, "TooLarge": 1]),
             WorkResult(
                 item: Self.item(3, of: two), stopReason: "APNs refused the app's credentials",
-                remainder: PageRemainder(after: DeviceToken(bytes: [4]), through: nil, waiting: 5, delay: .seconds(1), reason: "refused")),
+                remainders: [PageRemainder(after: DeviceToken(bytes: [4]), through: nil, waiting: 5, delay: .seconds(1), reason: "refused")]),
             // A retraction whose app is not known (deleted meanwhile): its dead tokens have no app to go to.
             WorkResult(item: Self.item(4, of: orphan), deadTokens: [DeadToken(token: DeviceToken(bytes: [8]), since: Date(), reason: "x")]),
         ]
@@ -276,6 +276,14 @@ struct FinishedWorkTests {
         #expect(finished.dead.keys.sorted() == [10])
         #expect(finished.stops == [two: "APNs refused the app's credentials"])
         #expect(finished.remainders.map(\.0) == [two] && finished.remainders.first?.1.waiting == 5)
+    }
+
+    @Test func aRemainderCoversTheTokensAfterItsStartThroughItsEnd() {
+        func token(_ byte: UInt8) -> DeviceToken { DeviceToken(bytes: [byte]) }
+        let middle = PageRemainder(after: token(2), through: token(5), waiting: 3, delay: .seconds(1), reason: "refused")
+        #expect([1, 2, 3, 5, 6].map { middle.covers(token($0)) } == [false, false, true, true, false])
+        let open = PageRemainder(after: nil, through: nil, waiting: 1, delay: .seconds(1), reason: "refused")
+        #expect(open.covers(token(0)) && open.covers(token(255)))
     }
 
     @Test func nothingFinishedAddsUpToNothing() {
