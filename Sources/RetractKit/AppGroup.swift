@@ -59,17 +59,6 @@ public struct AppGroup: Hashable, Sendable {
         self.identifier = identifier
         self.containerURL = containerURL
     }
-
-    /// The group's `UserDefaults`; opened per call, which is cheap (Foundation
-    /// caches suites), because `UserDefaults` is not Sendable everywhere.
-    var defaults: UserDefaults {
-        get throws(AppGroupError) {
-            guard let defaults = UserDefaults(suiteName: identifier) else {
-                throw AppGroupError(identifier: identifier, problem: .refusedSuiteName)
-            }
-            return defaults
-        }
-    }
 }
 
 /// An App Group that this process cannot use, and why.

@@ -61,12 +61,11 @@ public struct UserDefaultsTombstoneStorage: TombstoneStorage {
         self.init(appGroup: try AppGroup(identifier), key: key)
     }
 
-    /// In a suite that is not an App Group, such as the app's own
-    /// (`nil`); nil when `UserDefaults` refuses the name (the app's bundle
-    /// identifier, or `NSGlobalDomain`). For an App Group use
-    /// an `init(appGroup:)`: this one cannot tell a missing
-    /// group, for which `UserDefaults` hands back a store private to the
-    /// process.
+    /// In a suite that is not an App Group, such as the app's own (`nil`);
+    /// nil when `UserDefaults` refuses the name (the app's bundle identifier,
+    /// or `NSGlobalDomain`). For an App Group, use an `init(appGroup:)`: this
+    /// one cannot tell a missing group, for which `UserDefaults` hands back a
+    /// store private to the process.
     public init?(suiteName: String?, key: String = UserDefaultsTombstoneStorage.defaultKey) {
         guard UserDefaults(suiteName: suiteName) != nil else { return nil }
         self.suiteName = suiteName
