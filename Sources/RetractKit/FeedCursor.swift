@@ -22,6 +22,9 @@ public final class FeedCursor: @unchecked Sendable {
         var device: RetractionFeed.Device
         /// Nil until the first catch-up.
         var cursor: String?
+        /// The validator of the last page read from `cursor`, when it listed
+        /// nothing; nil otherwise, and in what RetractKit 0.2 saved.
+        var validator: String?
     }
 
     private let storage: any TombstoneStorage
@@ -72,11 +75,12 @@ public final class FeedCursor: @unchecked Sendable {
         return try? JSONDecoder().decode(Position.self, from: data)
     }
 
-    /// Moves the cursor, unless the app saved another token meanwhile.
-    func advance(to cursor: String, for device: RetractionFeed.Device) throws {
+    /// Moves the cursor, with the validator to send from it, unless the app
+    /// saved another token meanwhile.
+    func advance(to cursor: String, validator: String? = nil, for device: RetractionFeed.Device) throws {
         try lock.locked {
             guard position?.device == device else { return }
-            try storage.save(JSONEncoder().encode(Position(device: device, cursor: cursor)))
+            try storage.save(JSONEncoder().encode(Position(device: device, cursor: cursor, validator: validator)))
         }
     }
 

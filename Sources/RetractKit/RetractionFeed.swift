@@ -25,6 +25,22 @@ public struct RetractionFeed: Sendable {
         /// Pass it as `since` next time.
         public var cursor: String
         public var hasMore: Bool
+        /// The page's validator (its `ETag`): pass it with the same `since`
+        /// next time, and a server with nothing new answers 304 without a
+        /// body. Nil from a server that gives none.
+        public var validator: String?
+        /// Whether the server answered 304 Not Modified to the validator
+        /// passed: nothing new after `since` (``references`` is empty,
+        /// ``cursor`` is `since`).
+        public var notModified: Bool
+
+        public init(references: Set<ReferenceID>, cursor: String, hasMore: Bool, validator: String? = nil, notModified: Bool = false) {
+            self.references = references
+            self.cursor = cursor
+            self.hasMore = hasMore
+            self.validator = validator
+            self.notModified = notModified
+        }
     }
 
     /// Why a page could not be read; the feed never throws anything else.
@@ -54,15 +70,21 @@ public struct RetractionFeed: Sendable {
     }
 
     /// Reads the retractions after `cursor` (nil: from the start), one page,
-    /// for a device with an APNs token.
-    public func page(for token: DeviceToken, since cursor: String?, limit: Int? = nil) async throws(FeedError) -> Page {
-        try await page(at: Device(token), since: cursor, limit: limit)
+    /// for a device with an APNs token. With the `validator` of the page last
+    /// read from the same `cursor`, a server with nothing new answers
+    /// without a body (``Page/notModified``).
+    public func page(
+        for token: DeviceToken, since cursor: String?, limit: Int? = nil, validator: String? = nil
+    ) async throws(FeedError) -> Page {
+        try await page(at: Device(token), since: cursor, limit: limit, validator: validator)
     }
 
     /// Reads one page for a device reached through Firebase Cloud Messaging,
     /// by its FCM registration token.
-    public func page(forFCMToken token: String, since cursor: String?, limit: Int? = nil) async throws(FeedError) -> Page {
-        try await page(at: Device(fcmToken: token), since: cursor, limit: limit)
+    public func page(
+        forFCMToken token: String, since cursor: String?, limit: Int? = nil, validator: String? = nil
+    ) async throws(FeedError) -> Page {
+        try await page(at: Device(fcmToken: token), since: cursor, limit: limit, validator: validator)
     }
 
     /// A device as the feed's URL names it; ``FeedCursor`` keeps it in the App Group.
@@ -80,7 +102,7 @@ public struct RetractionFeed: Sendable {
         init(fcmToken: String) { self.init(pathToken: fcmToken, transport: "fcm") }
     }
 
-    private func page(at device: Device, since cursor: String?, limit: Int?) async throws(FeedError) -> Page {
+    private func page(at device: Device, since cursor: String?, limit: Int?, validator: String?) async throws(FeedError) -> Page {
         var components = URLComponents(
             url: baseURL.appendingPathComponent("v1/devices/\(device.pathToken)/retractions"), resolvingAgainstBaseURL: false)
         var query: [URLQueryItem] = []
@@ -90,10 +112,16 @@ public struct RetractionFeed: Sendable {
         if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
         components?.queryItems = query.isEmpty ? nil : query
         guard let url = components?.url else { throw FeedError(status: nil, type: nil, detail: "cannot make a URL from \(baseURL)") }
-        var request = URLRequest(url: url)
+        // The validator is sent by hand: URLSession's own cache stays out of it.
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData)
         request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
-        let (data, status) = try await fetch(request)
+        // A validator says what came after a cursor: without one, it is not this page's.
+        if let validator, cursor != nil { request.setValue(validator, forHTTPHeaderField: "If-None-Match") }
+        let (data, status, etag) = try await fetch(request)
+        if status == 304, let cursor, validator != nil {
+            return Page(references: [], cursor: cursor, hasMore: false, validator: etag ?? validator, notModified: true)
+        }
         guard status == 200 else {
             let problem = try? JSONDecoder().decode(Problem.self, from: data)
             throw FeedError(status: status, type: problem?.type, detail: problem?.detail ?? "the server answered \(status)")
@@ -103,7 +131,7 @@ public struct RetractionFeed: Sendable {
         }
         return Page(
             references: Set(answer.retractions.flatMap { $0.references.map { ReferenceID($0) } }), cursor: answer.cursor,
-            hasMore: answer.hasMore)
+            hasMore: answer.hasMore, validator: etag)
     }
 
     /// Reads every page after `cursor` and removes what they name through
@@ -143,7 +171,8 @@ public struct RetractionFeed: Sendable {
         from saved: FeedCursor, handler: RetractionHandler, maximumPages: Int
     ) async throws(FeedError) -> (outcome: RetractionOutcome, references: Set<ReferenceID>)? {
         guard let position = saved.position else { return nil }
-        let read = try await references(for: position.device, since: position.cursor, maximumPages: maximumPages)
+        let read = try await references(
+            for: position.device, since: position.cursor, validator: position.validator, maximumPages: maximumPages)
         // Past a deadline, the caller has moved on without this answer: remove nothing it did not see.
         guard !Task.isCancelled else { throw FeedError(status: nil, type: nil, detail: "cancelled") }
         let outcome = read.references.isEmpty ? RetractionOutcome.noMatch : await handler.retract(read.references)
@@ -151,14 +180,16 @@ public struct RetractionFeed: Sendable {
         // for again next time; a cursor that cannot be saved only means
         // reading these entries again.
         if case .notConfirmed = outcome { return (outcome, read.references) }
-        if read.cursor != position.cursor, let cursor = read.cursor { try? saved.advance(to: cursor, for: position.device) }
+        if read.cursor != position.cursor || read.validator != position.validator, let cursor = read.cursor {
+            try? saved.advance(to: cursor, validator: read.validator, for: position.device)
+        }
         return (outcome, read.references)
     }
 
     private func catchUp(
         _ device: Device, since cursor: String?, handler: RetractionHandler
     ) async throws(FeedError) -> (outcome: RetractionOutcome, cursor: String?) {
-        let read = try await references(for: device, since: cursor, maximumPages: Self.maximumPages)
+        let read = try await references(for: device, since: cursor, validator: nil, maximumPages: Self.maximumPages)
         guard !read.references.isEmpty else { return (.noMatch, read.cursor) }
         let outcome = await handler.retract(read.references)
         // Not confirmed: the same entries are read, and their removal asked for, again.
@@ -167,36 +198,42 @@ public struct RetractionFeed: Sendable {
     }
 
     /// The references retracted for `device` after `cursor`, read page by
-    /// page, and the cursor after the last page read (`cursor` itself when
-    /// there was nothing new).
+    /// page (the first with `validator`), the cursor after the last page
+    /// read (`cursor` itself when there was nothing new), and the validator
+    /// to send from that cursor: the last page's when it listed nothing,
+    /// since only "nothing new" is worth asking about again.
     private func references(
-        for device: Device, since cursor: String?, maximumPages: Int
-    ) async throws(FeedError) -> (references: Set<ReferenceID>, cursor: String?) {
+        for device: Device, since cursor: String?, validator: String?, maximumPages: Int
+    ) async throws(FeedError) -> (references: Set<ReferenceID>, cursor: String?, validator: String?) {
         var references: Set<ReferenceID> = []
         var cursor = cursor
+        var validator = validator
         // A server that kept saying "more" would otherwise keep the app busy forever.
         for _ in 0..<max(maximumPages, 1) {
-            let page = try await page(at: device, since: cursor, limit: nil)
+            let page = try await page(at: device, since: cursor, limit: nil, validator: validator)
             references.formUnion(page.references)
+            validator = page.references.isEmpty ? page.validator : nil
             cursor = page.cursor
             if !page.hasMore { break }
         }
-        return (references, cursor)
+        return (references, cursor, validator)
     }
 
     /// The most pages one ``catchUp(token:since:handler:)`` reads.
     static let maximumPages = 100
 
-    private func fetch(_ request: URLRequest) async throws(FeedError) -> (Data, Int) {
+    /// The answer's body, status and `ETag`.
+    private func fetch(_ request: URLRequest) async throws(FeedError) -> (Data, Int, String?) {
         let running = RunningTask()
-        let result: Result<(Data, Int), FeedError> = await withTaskCancellationHandler {
+        let result: Result<(Data, Int, String?), FeedError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // The completion-handler form: async `data(for:)` needs iOS 15, RetractKit runs on 13.
                 let task = session.dataTask(with: request) { data, response, error in
                     if let error {
                         continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: error.localizedDescription)))
                     } else if let response = response as? HTTPURLResponse {
-                        continuation.resume(returning: .success((data ?? Data(), response.statusCode)))
+                        continuation.resume(
+                            returning: .success((data ?? Data(), response.statusCode, response.value(forHTTPHeaderField: "ETag"))))
                     } else {
                         continuation.resume(returning: .failure(FeedError(status: nil, type: nil, detail: "no HTTP answer")))
                     }

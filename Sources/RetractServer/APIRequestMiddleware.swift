@@ -38,6 +38,9 @@ struct APIRequestMiddleware: RouterMiddleware {
         let route = context.endpointPath ?? "unmatched"
         let elapsed = ContinuousClock.now - start
         metrics.record(route: route, method: request.method.rawValue, status: Int(response.status.code), duration: elapsed)
+        // The line's metadata only when it is logged: every request pays for it otherwise.
+        let level: Logger.Level = response.status.code >= 500 ? .warning : .info
+        guard context.logger.logLevel <= level else { return response }
         // The route, not the path: a path can hold a device token.
         var metadata: Logger.Metadata = [
             "method": "\(request.method.rawValue)", "route": "\(context.endpointPath ?? "unmatched")", "status": "\(response.status.code)",
@@ -46,7 +49,7 @@ struct APIRequestMiddleware: RouterMiddleware {
         if let caller = context.notes.caller { metadata["key"] = "\(caller)" }
         // Details quote what the caller sent: one line, whatever it held.
         if let problem { metadata["problem"] = "\(problem.kind.slug): \(problem.detail.debugDescription.dropFirst().dropLast())" }
-        context.logger.log(level: response.status.code >= 500 ? .warning : .info, "request", metadata: metadata)
+        context.logger.log(level: level, "request", metadata: metadata)
         return response
     }
 

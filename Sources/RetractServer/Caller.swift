@@ -78,14 +78,24 @@ package enum APIKeySecret {
         guard let header = request.headers[.authorization] else {
             throw APIProblem(.unauthorized, "no Authorization header: send Authorization: Bearer <API key>", headers: challenge)
         }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        // Byte by byte: every request of every phone carries one.
+        let scheme = "bearer".utf8
+        let bytes = header.utf8
+        let afterScheme = bytes.index(bytes.startIndex, offsetBy: scheme.count, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        guard bytes[..<afterScheme].elementsEqual(scheme, by: { $0 | 0x20 == $1 }), afterScheme < bytes.endIndex,
+            bytes[afterScheme] == UInt8(ascii: " ")
+        else {
             throw APIProblem(.unauthorized, "the Authorization header is not \"Bearer <API key>\"", headers: challenge)
         }
-        let key = parts[1].trimmingCharacters(in: .whitespaces)
+        let blank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let rest = bytes[afterScheme...]
+        let start = rest.firstIndex { !blank($0) } ?? rest.endIndex
+        let end = rest.lastIndex { !blank($0) }.map { rest.index(after: $0) } ?? start
+        let key = String(Substring(rest[start..<max(start, end)]))
         guard isWellFormed(key) else {
             throw APIProblem(.unauthorized, "the bearer token is not a Retract API key (rk_ and 43 characters)", headers: challenge)
         }
         return key
     }
 }
+

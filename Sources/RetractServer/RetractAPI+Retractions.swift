@@ -105,16 +105,24 @@ extension RetractAPI {
     /// `GET /v1/devices/{token}/retractions`: what was retracted for one
     /// device after a cursor, for the app to catch up at launch on pushes iOS
     /// held back.
-    func deviceFeed(_ tokenText: String, query: Parameters, caller: Caller) async throws -> Answer {
+    ///
+    /// Every page carries an ETag (``FeedValidator``). Given back in
+    /// `If-None-Match` for the same page, a page that listed nothing is
+    /// answered 304 without a body while nothing new came: from memory when
+    /// no retraction of the app past the page's horizon took the device
+    /// (``FeedMemory``), else after reading the page again.
+    func deviceFeed(_ tokenText: String, request: Request, caller: Caller) async throws -> Response {
         try caller.require(.client)
+        let query = request.uri.queryParameters
         // An FCM registration token is named as such; a token is hex otherwise.
         let service = try Validate.transport(query.get("transport"), field: "transport")
         let token = try Validate.token(tokenText, field: "token", service: service)
-        let app: App
+        let appID: Int64
         if let name = query.get("app") {
-            app = try await self.app(named: name, for: caller, field: "app")
-        } else if caller.key.appIDs.count == 1, let only = caller.key.appIDs.first, let known = try await engine.app(id: only) {
-            app = known
+            appID = try await app(named: name, for: caller, field: "app").id
+        } else if caller.key.appIDs.count == 1, let only = caller.key.appIDs.first {
+            // The key's only app: a key's apps exist (a foreign key), so it is not read.
+            appID = only
         } else {
             throw APIProblem.invalid("app", "missing: this API key is for several apps; name one with ?app=")
         }
@@ -126,13 +134,37 @@ extension RetractAPI {
             }
             cursor = given
         }
-        let page = try await engine.deviceFeed(token: token, app: app, after: cursor, limit: limit)
-        return Answer(
-            .ok,
-            DeviceFeedView(
-                retractions: page.retractions.map {
-                    .init(id: $0.id.uuidString.lowercased(), references: $0.references.map(\.rawValue), retractedAt: $0.retractedAt)
-                },
-                cursor: page.cursor.encoded, hasMore: page.hasMore))
+        let device = DeviceDigest.of(token)
+        let asked = FeedValidator.all(in: request.headers[.ifNoneMatch]).first {
+            $0.saidNothing(appID: appID, device: device, since: cursor, limit: limit)
+        }
+        if let asked, await feedMemory.isQuiet(appID: appID, device: device, since: asked.horizon) {
+            feedMetrics.answered(.fromMemory)
+            return Self.notModified(asked)
+        }
+        let page = try await engine.deviceFeed(token: token, appID: appID, after: cursor, limit: limit)
+        let validator = FeedValidator(
+            appID: appID, device: device, since: cursor, limit: limit, horizon: page.horizon, listed: page.retractions.count)
+        if asked != nil, page.retractions.isEmpty {
+            feedMetrics.answered(.readUnchanged)
+            return Self.notModified(validator)
+        }
+        feedMetrics.answered(.read)
+        let view = DeviceFeedView(
+            retractions: page.retractions.map {
+                .init(id: $0.id.uuidString.lowercased(), references: $0.references.map(\.rawValue), retractedAt: $0.retractedAt)
+            },
+            cursor: page.cursor.encoded, hasMore: page.hasMore)
+        return Answer(.ok, view, headers: Self.feedHeaders(validator)).response
+    }
+
+    /// A feed page's caching: the device's own (`private`), and asked again
+    /// each time (`no-cache`), since a retraction can come at any moment.
+    private static func feedHeaders(_ validator: FeedValidator) -> HTTPFields {
+        [.eTag: validator.etag, .cacheControl: "private, no-cache"]
+    }
+
+    private static func notModified(_ validator: FeedValidator) -> Response {
+        Response(status: .notModified, headers: feedHeaders(validator))
     }
 }

@@ -19,6 +19,8 @@ struct RetractAPI: Sendable {
     let routes: RouteTable
     let registry: PrometheusCollectorRegistry
     let limiter: KeyRateLimiter
+    let feedMemory: FeedMemory
+    let feedMetrics: FeedMetrics
     let logger: Logger
 
     var store: RetractStore { engine.store }
@@ -86,9 +88,14 @@ struct RetractAPI: Sendable {
         }
         read(router, "/v1/retractions/:id") { _, context, caller in try await status(context.parameters.get("id") ?? "", caller: caller) }
         // A key that may only read the feed is not limited: an app's one client key is every phone's.
-        read(router, "/v1/devices/:token/retractions", limited: false) { request, context, caller in
-            if caller.key.scopes != [.client] { try limiter.admit(key: caller.key.id, kind: .read) }
-            return try await deviceFeed(context.parameters.get("token") ?? "", query: request.uri.queryParameters, caller: caller)
+        // Its key comes from memory when known: every phone asks, mostly to hear that nothing is new.
+        get(router, "/v1/devices/:token/retractions") { request, context in
+            let key = try APIKeySecret.bearer(in: request)
+            return try await health.whileUp {
+                let caller = try await authenticate(key, context: context, kind: nil, fromMemory: true)
+                if caller.key.scopes != [.client] { try limiter.admit(key: caller.key.id, kind: .read) }
+                return try await deviceFeed(context.parameters.get("token") ?? "", request: request, caller: caller)
+            }
         }
         read(router, "/v1/notifications") { request, _, caller in
             try await notifications(query: request.uri.queryParameters, caller: caller)
@@ -148,10 +155,12 @@ struct RetractAPI: Sendable {
 
     /// The key's record, if it exists and is not revoked; 401 otherwise.
     /// Then 429 if the key is over its rate of this `kind` of request.
-    func authenticate(_ key: String, context: APIContext, kind: KeyRateLimiter.Kind?) async throws -> Caller {
+    /// With `fromMemory`, the record is the one ``FeedMemory`` keeps when it has it.
+    func authenticate(_ key: String, context: APIContext, kind: KeyRateLimiter.Kind?, fromMemory: Bool = false) async throws -> Caller {
         let hash = APIKeySecret.hash(key)
         let challenge: HTTPFields = [.wwwAuthenticate: #"Bearer realm="retract""#]
-        guard let record = try await store.apiKey(hash: hash), APIKeySecret.constantTimeEqual(record.keyHash, hash) else {
+        let found = fromMemory ? try await feedMemory.apiKey(hash: hash) : try await store.apiKey(hash: hash)
+        guard let record = found, APIKeySecret.constantTimeEqual(record.keyHash, hash) else {
             throw APIProblem(.unauthorized, "unknown API key", headers: challenge)
         }
         guard record.revokedAt == nil else { throw APIProblem(.unauthorized, "the API key was revoked", headers: challenge) }

@@ -61,8 +61,10 @@ package struct RetractServer: Service {
         let factory = Self.metricsFactory(registry: registry)
         let health = DatabaseHealth(metricsFactory: factory, logger: logger)
         let limiter = KeyRateLimiter(limits: settings.rateLimits)
+        let feedMemory = FeedMemory(store: engine.store, logger: logger)
         let api = RetractAPI(
-            engine: engine, settings: settings, health: health, routes: routes, registry: registry, limiter: limiter, logger: logger)
+            engine: engine, settings: settings, health: health, routes: routes, registry: registry, limiter: limiter,
+            feedMemory: feedMemory, feedMetrics: FeedMetrics(factory: factory), logger: logger)
         let router = Router(context: APIContext.self)
         router.add(middleware: APIRequestMiddleware(routes: routes, metrics: HTTPMetrics(factory: factory)))
         api.register(on: router)
@@ -98,7 +100,7 @@ package struct RetractServer: Service {
         if settings.mode.runsWorkers { services.append(WorkerService(worker: worker)) }
         services.append(application)
         // Ended before the API drains: an open stream would hold its request, and the drain, for up to a minute.
-        if settings.mode.servesAPI { services.append(streams) }
+        if settings.mode.servesAPI { services.append(contentsOf: [streams, feedMemory] as [any Service]) }
         if settings.mode.runsWorkers { services.append(DrainSignal(worker: worker)) }
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
         configuration.maximumGracefulShutdownDuration = settings.drainTimeout

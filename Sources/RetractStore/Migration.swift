@@ -56,5 +56,7 @@ package struct Migration: Hashable, Sendable {
         Migration(
             version: 16, name: "0016_selector_taken_references.sql",
             sql: String(decoding: PackageResources._016_selector_taken_references_sql, as: UTF8.self)),
+        Migration(
+            version: 17, name: "0017_device_feed.sql", sql: String(decoding: PackageResources._017_device_feed_sql, as: UTF8.self)),
     ]
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import PostgresNIO
@@ -38,84 +39,140 @@ package struct DeviceFeedCursor: Hashable, Sendable {
 
     /// Reads a cursor made by ``encoded``; nil for anything else.
     package init?(encoded: String) {
-        guard encoded.count <= 128, let data = Data(base64URLEncoded: encoded), let text = String(data: data, encoding: .utf8) else {
-            return nil
-        }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        // Byte by byte: a phone sends one with nearly every read.
+        guard encoded.utf8.count <= 128, let data = Data(base64URLEncoded: encoded) else { return nil }
+        let parts = data.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         // xid8 stays below 2^63 in practice; anything larger is not one of ours.
-        guard parts.count == 3, parts[0] == "v1", let transaction = UInt64(parts[1]), transaction <= UInt64(Int64.max),
-            let id = UUID(uuidString: String(parts[2]))
+        guard parts.count == 3, parts[0].elementsEqual("v1".utf8), let transaction = UInt64(String(decoding: parts[1], as: UTF8.self)),
+            transaction <= UInt64(Int64.max), let id = UUID(uuidString: String(decoding: parts[2], as: UTF8.self))
         else { return nil }
         self.init(transaction: transaction, id: id)
     }
 }
 
+/// One page of a device's feed.
+package struct DeviceFeedPage: Hashable, Sendable {
+    package var retractions: [DeviceRetraction]
+    /// Where the next page starts: after the last retraction listed, or
+    /// where this one started when it listed none.
+    package var cursor: DeviceFeedCursor
+    package var hasMore: Bool
+    /// The oldest transaction still running when the page was read
+    /// (`pg_snapshot_xmin`): every retraction before it was looked at, and a
+    /// retraction not listed, for this device, comes after it.
+    package var horizon: UInt64
+
+    package init(retractions: [DeviceRetraction], cursor: DeviceFeedCursor, hasMore: Bool, horizon: UInt64) {
+        self.retractions = retractions
+        self.cursor = cursor
+        self.hasMore = hasMore
+        self.horizon = horizon
+    }
+}
+
 extension RetractStore {
-    /// The retractions of an app that named a reference `token` received,
-    /// after `cursor`, in the order their transactions began; dry runs are
-    /// left out. At most `limit`, and whether more follow.
+    /// The retractions of an app that took a delivery to `token`, after
+    /// `cursor`, in the order their transactions began; dry runs are left
+    /// out. At most `limit`, each with the references of the device's
+    /// deliveries it took, and whether more follow.
     ///
     /// Only retractions made before the oldest transaction still running are
     /// listed: one still counting its devices may commit after a later one,
     /// and must not fall behind a cursor that moved on. The feed trails the
     /// ledger by the longest running transaction.
     ///
-    /// The device's references come from the ledger's index by device, and
-    /// the retractions that name any of them from the index on their
-    /// references; a retraction by selector is listed with the references
-    /// of the device's deliveries it takes, found through the index of
-    /// retractions by selector from the labels the device's deliveries
-    /// carry. The cost follows what the device received, not how many
-    /// retractions the app has made.
+    /// One range scan of `device_feed` (migration 0017) by app, token and
+    /// place, a statement prepared once per connection of the feed's own
+    /// pool (``feedClient``): the cost follows the page, not what the device
+    /// received nor how many retractions the app made.
     package func retractions(
         forDevice token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int
-    ) async throws(StoreError) -> (retractions: [DeviceRetraction], cursor: DeviceFeedCursor, hasMore: Bool) {
+    ) async throws(StoreError) -> DeviceFeedPage {
         precondition(limit > 0, "a page holds at least one retraction")
-        let bytes = ByteBuffer(bytes: token.bytes)
-        let after = String(cursor.transaction)
-        let query: PostgresQuery = """
-            WITH mine AS (
-                SELECT coalesce(array_agg(DISTINCT reference), '{}') AS refs FROM deliveries WHERE app_id = \(appID) AND token = \(bytes)
-            ),
-            labelled AS (
-                SELECT p.kind, p.value, d.reference, d.sent_at
-                FROM deliveries d
-                CROSS JOIN LATERAL (VALUES ('thread', d.thread), ('sender', d.sender), ('recipient', d.recipient), ('campaign', d.campaign))
-                     AS p (kind, value)
-                WHERE d.app_id = \(appID) AND d.token = \(bytes) AND p.value IS NOT NULL
-            ),
-            listed AS (
-                SELECT r.id, r.created_at, r.created_xid,
-                       ARRAY(SELECT x FROM (SELECT unnest(r.refs) INTERSECT SELECT unnest(mine.refs)) AS s (x) ORDER BY x) AS refs
-                FROM retractions r, mine
-                WHERE r.app_id = \(appID) AND NOT r.dry_run AND r.refs && mine.refs
-                UNION ALL
-                SELECT r.id, r.created_at, r.created_xid,
-                       ARRAY(SELECT DISTINCT l.reference FROM labelled l
-                             WHERE l.kind = r.selector_kind AND l.value = r.selector_value
-                               AND l.sent_at >= coalesce(r.sent_after, '-infinity') AND l.sent_at < r.sent_before
-                             ORDER BY 1)
-                FROM (SELECT DISTINCT kind, value FROM labelled) k
-                JOIN retractions r ON r.app_id = \(appID) AND r.selector_kind = k.kind AND r.selector_value = k.value AND NOT r.dry_run
-            )
-            SELECT id, created_at, created_xid::text, refs FROM listed
-            WHERE cardinality(refs) > 0
-              AND created_xid < pg_snapshot_xmin(pg_current_snapshot())
-              AND (created_xid, id) > (\(after)::xid8, \(cursor.id))
-            ORDER BY created_xid, id
-            LIMIT \(limit + 1)
-            """
-        return try await perform("reading the retractions of a device", idempotent: true) { [self] in
+        let statement = DeviceFeedStatement(
+            appID: appID, token: ByteBuffer(bytes: token.bytes), after: cursor, rows: limit + 1)
+        return try await performFeedRead("reading the retractions of a device") { [self] in
             var found: [(DeviceRetraction, UInt64)] = []
-            let rows = try await client.query(query, logger: logger)
-            for try await (id, createdAt, transaction, refs) in rows.decode((UUID, Date, String, [String]).self) {
+            var horizon: UInt64 = 0
+            for try await (xmin, id, createdAt, transaction, refs) in try await feedClient.execute(statement, logger: logger) {
+                horizon = UInt64(xmin) ?? 0
+                guard let id, let createdAt, let transaction, let refs else { continue }
                 found.append(
                     (DeviceRetraction(id: id, references: refs.map { ReferenceID($0) }, retractedAt: createdAt), UInt64(transaction) ?? 0))
             }
             let hasMore = found.count > limit
             let page = Array(found.prefix(limit))
             let next = page.last.map { DeviceFeedCursor(transaction: $0.1, id: $0.0.id) } ?? cursor
-            return (page.map(\.0), next, hasMore)
+            return DeviceFeedPage(retractions: page.map(\.0), cursor: next, hasMore: hasMore, horizon: horizon)
         }
+    }
+
+    /// The newest place in the feed of each of `apps`: the `created_xid` of
+    /// its newest committed retraction that is not a dry run, 0 for an app
+    /// without one.
+    package func newestFeedPlaces(apps: [Int64]) async throws(StoreError) -> [Int64: UInt64] {
+        try await performFeedRead("reading the newest retraction of \(apps.count) apps") { [self] in
+            var newest: [Int64: UInt64] = [:]
+            let rows = try await feedClient.query(
+                """
+                SELECT a.id, (SELECT max(r.created_xid) FROM retractions r WHERE r.app_id = a.id AND NOT r.dry_run)::text
+                FROM unnest(\(apps)::bigint[]) AS a (id)
+                """, logger: logger)
+            for try await (app, xid) in rows.decode((Int64, String?).self) { newest[app] = xid.flatMap { UInt64($0) } ?? 0 }
+            return newest
+        }
+    }
+}
+
+/// A page of the device feed, as a statement each connection prepares once:
+/// planning it over every day partition cost more than running it.
+///
+/// The horizon comes back once, with or without rows; the aggregate runs in
+/// the primary key's order, so the scan stops after `rows` retractions.
+private struct DeviceFeedStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+        page AS (
+            SELECT f.retraction_xid, f.retraction_id, min(f.retracted_at) AS retracted_at,
+                   array_agg(DISTINCT f.reference ORDER BY f.reference) AS refs
+            FROM device_feed f, horizon h
+            WHERE f.app_id = $1 AND f.token = $2 AND (f.retraction_xid, f.retraction_id) > ($3::text::xid8, $4::uuid)
+              AND f.retraction_xid < h.xmin
+            GROUP BY f.retraction_xid, f.retraction_id
+            ORDER BY f.retraction_xid, f.retraction_id
+            LIMIT $5
+        )
+        SELECT h.xmin::text, p.retraction_id, p.retracted_at, p.retraction_xid::text, p.refs
+        FROM horizon h LEFT JOIN page p ON true
+        ORDER BY p.retraction_xid, p.retraction_id
+        """
+    typealias Row = (String, UUID?, Date?, String?, [String]?)
+
+    var appID: Int64
+    var token: ByteBuffer
+    var after: DeviceFeedCursor
+    var rows: Int
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(appID)
+        bindings.append(token)
+        bindings.append(String(after.transaction))
+        bindings.append(after.id)
+        bindings.append(rows)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
+    }
+}
+
+/// A device token as the feed's notifications name it (migration 0017): the
+/// first 8 bytes of the SHA-256 of its bytes, big-endian, as PostgreSQL's
+/// `substr(sha256(token), 1, 8)`.
+package enum DeviceDigest {
+    package static func of(_ token: DeviceToken) -> UInt64 {
+        SHA256.hash(data: token.bytes).prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

@@ -107,6 +107,7 @@ extension RetractStore {
         let retracted = try await retractedReferences(apps: new.appIDs, references: new.references, on: connection, logger: logger)
         let selected = try await selectedDeliveries(new, on: connection, logger: logger)
         guard !retracted.isEmpty || !selected.isEmpty else { return [] }
+        try await addToFeedOfEarlierRetractions(new, on: connection, logger: logger)
 
         // Each late delivery's mode: that of the latest retraction of its reference, else of the latest selector taking it.
         var modes: [Int: Mode] = selected
@@ -173,6 +174,42 @@ extension RetractStore {
             made.append(id)
         }
         return made
+    }
+
+    /// Puts `new` deliveries in the device feed of each earlier retraction
+    /// that takes them, as if they had been recorded before it (migration
+    /// 0017): the feed lists a retraction with every delivery of its
+    /// references, or of its label and range, whenever recorded. The late
+    /// retraction made next lists them too, after the device's cursor.
+    private static func addToFeedOfEarlierRetractions(
+        _ new: NewDeliveries, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let none = Array(repeating: "", count: new.references.count)
+        let labels = RetractionSelector.Kind.allCases.map { new.labels[$0] ?? none }
+        try await connection.query(
+            """
+            WITH new AS (
+                SELECT * FROM unnest(\(new.appIDs)::bigint[], \(new.references)::text[], \(new.tokens)::bytea[], \(new.sentAt)::timestamptz[],
+                                     \(labels[0])::text[], \(labels[1])::text[], \(labels[2])::text[], \(labels[3])::text[])
+                    AS n (app_id, reference, token, sent_at, thread, sender, recipient, campaign)
+            ),
+            taken AS (
+                SELECT n.app_id, n.token, r.created_xid, r.id, n.reference, n.sent_at, r.created_at
+                FROM new n JOIN retractions r ON r.app_id = n.app_id AND r.refs @> ARRAY[n.reference] AND NOT r.dry_run
+                UNION ALL
+                SELECT n.app_id, n.token, r.created_xid, r.id, n.reference, n.sent_at, r.created_at
+                FROM new n
+                CROSS JOIN LATERAL (VALUES ('thread', n.thread), ('sender', n.sender), ('recipient', n.recipient), ('campaign', n.campaign))
+                     AS l (kind, value)
+                JOIN retractions r ON r.app_id = n.app_id AND r.selector_kind = l.kind AND r.selector_value = l.value AND NOT r.dry_run
+                 AND n.sent_at >= coalesce(r.sent_after, '-infinity') AND n.sent_at < r.sent_before
+                WHERE l.value <> ''
+            )
+            INSERT INTO device_feed (app_id, token, retraction_xid, retraction_id, reference, sent_on, retracted_at)
+            SELECT app_id, token, created_xid, id, reference, (sent_at AT TIME ZONE 'UTC')::date, created_at FROM taken
+            ON CONFLICT DO NOTHING
+            """,
+            logger: logger)
     }
 
     /// The references among `references` each app has retracted (dry runs

@@ -16,8 +16,10 @@ extension RetractStore {
         let expired = try await deliveryPartitions().filter { $0.day < oldestKept }
         for partition in expired {
             try await perform("dropping partition \(partition.name)", idempotent: true) { [self] in
-                // The name came from the catalogue and matched deliveries_YYYYMMDD.
-                try await client.query("DROP TABLE IF EXISTS \(unescaped: partition.name)", logger: logger)
+                // The name came from the catalogue and matched deliveries_YYYYMMDD; the
+                // device feed's rows of the same day go with it (migration 0017).
+                try await client.query(
+                    "DROP TABLE IF EXISTS \(unescaped: partition.name), \(unescaped: partition.day.feedPartitionName)", logger: logger)
             }
             _ = knownPartitions.withLockedValue { $0.remove(partition.name) }
             logger.info("dropped expired deliveries", metadata: ["partition": "\(partition.name)"])

@@ -17,6 +17,12 @@ package final class RetractStore: Sendable {
     /// take the connections recording, retracting and the workers need; its
     /// statements stop at a timeout. ``client`` when no ``ReadPool`` was given.
     package let readClient: PostgresClient
+    /// The pool of the device feed's reads, which every phone of every app
+    /// starts with a public key: kept apart as ``readClient`` is, so that
+    /// however many phones read, recording, retracting and the workers keep
+    /// their connections; its statements stop at a timeout. ``readClient``
+    /// when no pool was given for it.
+    package let feedClient: PostgresClient
     /// One connection of its own for the server's ping, so that a pool busy
     /// with slow queries does not look like a database that is down.
     /// ``client`` when no ``ReadPool`` was given.
@@ -36,11 +42,12 @@ package final class RetractStore: Sendable {
     /// A store over `client`, which the caller runs (`client.run()`), as a
     /// service of the server's lifecycle, say.
     package init(
-        client: PostgresClient, readClient: PostgresClient? = nil, healthClient: PostgresClient? = nil, retention: Retention = Retention(),
-        logger: Logger = Logger(label: "retract.store")
+        client: PostgresClient, readClient: PostgresClient? = nil, feedClient: PostgresClient? = nil, healthClient: PostgresClient? = nil,
+        retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")
     ) {
         self.client = client
         self.readClient = readClient ?? client
+        self.feedClient = feedClient ?? readClient ?? client
         self.healthClient = healthClient ?? client
         self.retention = retention
         self.logger = logger
@@ -54,6 +61,7 @@ package final class RetractStore: Sendable {
         retention: Retention = Retention(),
         maximumConnections: Int = 20,
         readPool: ReadPool? = nil,
+        feedPool: ReadPool? = nil,
         logger: Logger = Logger(label: "retract.store"),
         _ body: (RetractStore) async throws -> Result
     ) async throws -> Result {
@@ -70,13 +78,16 @@ package final class RetractStore: Sendable {
             return PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
         }
         let client = try pool(maximumConnections)
-        let reads = try readPool.map { readPool in
+        func timed(_ readPool: ReadPool) throws -> PostgresClient {
             let milliseconds = Int((readPool.statementTimeout / .milliseconds(1)).rounded(.up))
             return try pool(readPool.connections, startup: [("statement_timeout", "\(milliseconds)")])
         }
+        let reads = try readPool.map(timed)
+        let feed = try feedPool.map(timed)
         let health = try readPool.map { _ in try pool(1) }
-        let clients = [client] + [reads, health].compactMap { $0 }
-        let store = RetractStore(client: client, readClient: reads, healthClient: health, retention: retention, logger: logger)
+        let clients = [client] + [reads, feed, health].compactMap { $0 }
+        let store = RetractStore(
+            client: client, readClient: reads, feedClient: feed, healthClient: health, retention: retention, logger: logger)
         let running = Task {
             await withDiscardingTaskGroup { group in
                 for client in clients { group.addTask { await client.run() } }
@@ -166,9 +177,22 @@ package final class RetractStore: Sendable {
     func performRead<Result: Sendable>(
         _ operation: String, _ body: @escaping @Sendable () async throws -> Result
     ) async throws(StoreError) -> Result {
+        try await performTimed(operation, timed: readClient !== client, body)
+    }
+
+    /// The same for a read on ``feedClient``.
+    func performFeedRead<Result: Sendable>(
+        _ operation: String, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws(StoreError) -> Result {
+        try await performTimed(operation, timed: feedClient !== client, body)
+    }
+
+    private func performTimed<Result: Sendable>(
+        _ operation: String, timed: Bool, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws(StoreError) -> Result {
         do {
             return try await perform(operation, idempotent: true, body)
-        } catch  where error.code == .canceled && readClient !== client {
+        } catch  where error.code == .canceled && timed {
             throw StoreError(.readTimeout, "\(operation): stopped by the read timeout", sqlState: error.sqlState)
         }
     }
@@ -230,7 +254,8 @@ package final class RetractStore: Sendable {
         }
     }
 
-    /// The pool of the reads a `read` key can start, apart from the rest.
+    /// A pool of reads kept apart from the rest: the reads a `read` key can
+    /// start (`readPool`), or the device feed's (`feedPool`).
     package struct ReadPool: Hashable, Sendable {
         /// Its connections, beside the main pool's.
         package var connections: Int

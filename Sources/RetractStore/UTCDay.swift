@@ -39,6 +39,9 @@ struct UTCDay: Hashable, Comparable, Sendable {
 
     var partitionName: String { "deliveries_" + isoDate.replacingOccurrences(of: "-", with: "") }
 
+    /// The device feed's partition of the same day (migration 0017).
+    var feedPartitionName: String { "device_feed_" + isoDate.replacingOccurrences(of: "-", with: "") }
+
     static func < (lhs: UTCDay, rhs: UTCDay) -> Bool { lhs.number < rhs.number }
 
     // Howard Hinnant's days-from-civil and civil-from-days, for the proleptic Gregorian calendar.

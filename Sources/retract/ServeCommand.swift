@@ -49,8 +49,14 @@ struct ServeCommand: AsyncParsableCommand {
     var readPoolSize: Int?
 
     @Option(
+        help:
+            "PostgreSQL connections of their own for the device feed, which every phone reads with a public key, so that it cannot take the pool's however many read; RETRACT_FEED_POOL_SIZE, else 4."
+    )
+    var feedPoolSize: Int?
+
+    @Option(
         help: ArgumentHelp(
-            "Seconds one of those reads may run before PostgreSQL stops it (503 read-timeout); RETRACT_READ_TIMEOUT, else 10.",
+            "Seconds one of those reads, or of the feed's, may run before PostgreSQL stops it (503 read-timeout); RETRACT_READ_TIMEOUT, else 10.",
             valueName: "SECONDS"))
     var readTimeout: Int?
 
@@ -119,10 +125,14 @@ struct ServeCommand: AsyncParsableCommand {
             let retention = Retention(
                 days: try Self.number(retentionDays, "RETRACT_RETENTION_DAYS", "--retention-days", environment, 30, 1...3650))
             let pool = try Self.number(poolSize, "RETRACT_POOL_SIZE", "--pool-size", environment, 20, 3...500)
+            let readTimeout = Duration.seconds(
+                try Self.number(readTimeout, "RETRACT_READ_TIMEOUT", "--read-timeout", environment, 10, 1...3600))
             let readPool = RetractStore.ReadPool(
                 connections: try Self.number(readPoolSize, "RETRACT_READ_POOL_SIZE", "--read-pool-size", environment, 4, 1...100),
-                statementTimeout: .seconds(
-                    try Self.number(readTimeout, "RETRACT_READ_TIMEOUT", "--read-timeout", environment, 10, 1...3600)))
+                statementTimeout: readTimeout)
+            let feedPool = RetractStore.ReadPool(
+                connections: try Self.number(feedPoolSize, "RETRACT_FEED_POOL_SIZE", "--feed-pool-size", environment, 4, 1...100),
+                statementTimeout: readTimeout)
             let engineSettings = try engine.settings(lease: lease)
             let apnsSettings = try engine.apnsSettings()
             let fcmSettings = try engine.fcmSettings()
@@ -131,7 +141,8 @@ struct ServeCommand: AsyncParsableCommand {
             // The APNs clients count through the global factory; this process has one registry.
             MetricsSystem.bootstrap(factory)
             try await RetractStore.withStore(
-                url: try database.url(), retention: retention, maximumConnections: pool, readPool: readPool, logger: logger
+                url: try database.url(), retention: retention, maximumConnections: pool, readPool: readPool, feedPool: feedPool,
+                logger: logger
             ) { store in
                 for migration in try await MigrationRunner().migrate(store) {
                     logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])

@@ -249,6 +249,48 @@ struct FeedCatchUpTests {
                 == nil)
     }
 
+    @Test func anEmptyPagesValidatorIsSentFromItsCursorAnd304IsNothingNew() async throws {
+        let center = try center()
+        let cursor = try savedCursor()
+        let stub = FeedStub { request in
+            switch request {
+            case 0: .page([["m1"]], cursor: "c1", etag: "\"listed\"")
+            case 1: .page([], cursor: "c1", etag: "\"empty-1\"")
+            case 2: .notModified(etag: "\"empty-2\"")
+            case 3: .notModified(etag: nil)
+            default: .page([["m3"]], cursor: "c2", etag: "\"listed-2\"")
+            }
+        }
+        let handler = RetractionHandler(center: center)
+        #expect(try await stub.feed.catchUp(from: cursor, handler: handler) == .removed(["uuid-1"]))
+        // A page that listed some is read again from its cursor without its validator.
+        #expect(try await stub.feed.catchUp(from: cursor, handler: handler) == .noMatch)
+        // An empty one's is sent; 304 keeps the cursor and takes the validator it names, or keeps the one sent.
+        #expect(try await stub.feed.catchUp(from: cursor, handler: handler) == .noMatch)
+        #expect(try await stub.feed.catchUp(from: cursor, handler: handler) == .noMatch)
+        #expect(try await stub.feed.catchUp(from: cursor, handler: handler) == .removed(["uuid-3"]))
+        #expect(stub.sinces == [nil, "c1", "c1", "c1", "c1"])
+        #expect(stub.validators == [nil, nil, "\"empty-1\"", "\"empty-2\"", "\"empty-2\""])
+        #expect(cursor.cursor == "c2")
+
+        // Without a cursor, no validator is sent: it would not be this page's.
+        let page = try await stub.feed.page(for: Self.phone, since: nil, validator: "\"empty-1\"")
+        #expect(!page.notModified)
+        #expect(stub.validators.last == .some(nil))
+    }
+
+    @Test func aCursorSavedByRetractKit02IsReadAndSentWithoutAValidator() async throws {
+        let storage = InMemoryTombstoneStorage()
+        storage.save(Data(#"{"device":{"pathToken":"abcd0102"},"cursor":"c7"}"#.utf8))
+        let cursor = FeedCursor(storage: storage)
+        #expect(cursor.cursor == "c7")
+        let stub = FeedStub(always: .page([["m1"]], cursor: "c8"))
+        #expect(try await stub.feed.catchUp(from: cursor, handler: RetractionHandler(center: try center())) == .removed(["uuid-1"]))
+        #expect(stub.sinces == ["c7"])
+        #expect(stub.validators == [nil])
+        #expect(cursor.cursor == "c8")
+    }
+
     @Test func theCursorKeepsOutOfTheTombstonesWay() throws {
         // One UserDefaults suite, two keys: neither overwrites the other.
         let suite = "group.RetractKitTests.\(UUID().uuidString)"

@@ -13,8 +13,11 @@ final class FeedStub: @unchecked Sendable {
 
     /// What one request is answered with.
     enum Answer: Sendable {
-        /// A feed page: each entry's references, then the cursor and whether more follow.
-        case page([[String]], cursor: String, hasMore: Bool = false)
+        /// A feed page: each entry's references, then the cursor and whether
+        /// more follow, and its `ETag` when given.
+        case page([[String]], cursor: String, hasMore: Bool = false, etag: String? = nil)
+        /// 304 Not Modified, with an `ETag` when given.
+        case notModified(etag: String?)
         /// Any status and JSON body.
         case status(Int, String)
         /// No connection at all, as with the network down.
@@ -25,7 +28,7 @@ final class FeedStub: @unchecked Sendable {
 
     let host = "feed-\(UUID().uuidString.lowercased()).test"
     private let lock = NSLock()
-    private var requests: [URL] = []
+    private var requests: [URLRequest] = []
     private var answer: @Sendable (Int) -> Answer
 
     /// - Parameter answer: the answer to the request with this index, from 0.
@@ -45,16 +48,21 @@ final class FeedStub: @unchecked Sendable {
 
     /// The `since` of each request, in order; nil where there was none.
     var sinces: [String?] {
-        lock.withLock { requests }.map { url in
-            URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "since" }?.value
+        lock.withLock { requests }.map { request in
+            request.url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == "since" }?.value }
         }
+    }
+
+    /// The `If-None-Match` of each request, in order; nil where there was none.
+    var validators: [String?] {
+        lock.withLock { requests }.map { $0.value(forHTTPHeaderField: "If-None-Match") }
     }
 
     var requestCount: Int { lock.withLock { requests.count } }
 
-    fileprivate func answer(_ url: URL) -> Answer {
+    fileprivate func answer(_ request: URLRequest) -> Answer {
         lock.withLock {
-            requests.append(url)
+            requests.append(request)
             return answer(requests.count - 1)
         }
     }
@@ -82,13 +90,15 @@ private final class FeedStubProtocol: URLProtocol {
             client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
             return
         }
-        switch stub.answer(url) {
-        case .page(let entries, let cursor, let hasMore):
+        switch stub.answer(request) {
+        case .page(let entries, let cursor, let hasMore, let etag):
             let retractions = entries.enumerated().map { index, references in
                 ["id": "r\(index)", "references": references, "retractedAt": "2026-11-26T10:00:00Z"] as [String: Any]
             }
             let page: [String: Any] = ["retractions": retractions, "cursor": cursor, "hasMore": hasMore]
-            respond(200, (try? JSONSerialization.data(withJSONObject: page)) ?? Data())
+            respond(200, (try? JSONSerialization.data(withJSONObject: page)) ?? Data(), etag: etag)
+        case .notModified(let etag):
+            respond(304, Data(), etag: etag)
         case .status(let status, let body):
             respond(status, Data(body.utf8))
         case .offline:
@@ -100,10 +110,11 @@ private final class FeedStubProtocol: URLProtocol {
 
     override func stopLoading() {}
 
-    private func respond(_ status: Int, _ body: Data) {
+    private func respond(_ status: Int, _ body: Data, etag: String? = nil) {
+        var headers = ["Content-Type": "application/json"]
+        if let etag { headers["ETag"] = etag }
         guard let url = request.url,
-            let response = HTTPURLResponse(
-                url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"])
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)
         else { return }
         client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
         client?.urlProtocol(self, didLoad: body)

@@ -72,11 +72,12 @@ package struct HTTPCaller: Sendable {
 
     /// Polls `GET path` until `done` holds of the answer, or `timeout` passes.
     package func poll(
-        _ path: String, key: String? = nil, timeout: Duration = .seconds(60), until done: (HTTPAnswer) -> Bool
+        _ path: String, key: String? = nil, headers: [String: String] = [:], timeout: Duration = .seconds(60),
+        until done: (HTTPAnswer) -> Bool
     ) async throws -> HTTPAnswer {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let answer = try? await call("GET", path, key: key)
+            let answer = try? await call("GET", path, key: key, headers: headers)
             if let answer, done(answer) { return answer }
             guard ContinuousClock.now < deadline else {
                 throw CallError(

@@ -14,6 +14,21 @@ median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(
 # Field $2 of the JSON object $1, rounded to two places.
 field() { python3 -c "import json,sys; print(round(json.loads(sys.argv[1])[sys.argv[2]], 2))" "$1" "$2"; }
 
+# CPU seconds PostgreSQL has used so far: the postmaster's own and its exited
+# children's, plus its running children's. Only for the throwaway cluster
+# (empty with DATABASE_URL: the server may be elsewhere).
+pg_cpu() {
+    [ -n "${THROWAWAY_PG_DIR:-}" ] || return 0
+    local pm
+    pm=$(head -1 "$THROWAWAY_PG_DIR/data/postmaster.pid")
+    # A child may exit between pgrep and the read: its file is then skipped.
+    # shellcheck disable=SC2046
+    { cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
+        awk -v hz="$(getconf CLK_TCK)" -v pm="$pm" '
+            { t += $14 + $15; if ($1 == pm) t += $16 + $17 }
+            END { printf "%.1f", t / hz }'
+}
+
 # Makes a new database named $1_<pid> on DATABASE_URL's server, or on a
 # throwaway PostgreSQL when DATABASE_URL is not set; sets server, database
 # and url. drop_bench_database drops it (and stops the throwaway cluster).
@@ -182,4 +197,33 @@ start_bench_simulator() {
         kill "$sim_pid" 2>/dev/null || true
         return 1
     fi
+}
+
+# Installs wrk with apt when it is missing.
+ensure_wrk() {
+    command -v wrk >/dev/null 2>&1 && return 0
+    echo "bench: installing wrk" >&2
+    local sudo=()
+    [ "$(id -u)" = 0 ] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends wrk >/dev/null
+}
+
+# "requests/s p99-ms requests" from wrk's output $1 (run with --latency).
+# An answer over 399 fails the benchmark (a 304 is an answer like a 200).
+wrk_figures() {
+    python3 - "$1" <<'PY'
+import re, sys
+out = sys.argv[1]
+bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+if bad:
+    sys.exit(f"bench: {bad.group(1)} answers were 4xx or 5xx:\n{out}")
+errors = re.search(r"Socket errors: (.*)", out)
+if errors:
+    print(f"bench: socket errors: {errors.group(1)}", file=sys.stderr)
+rate = float(re.search(r"^Requests/sec:\s+([\d.]+)", out, re.M).group(1))
+value, unit = re.search(r"^\s+99%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.M).groups()
+count = int(re.search(r"^\s+(\d+) requests in", out, re.M).group(1))
+print(f"{rate:.0f} {float(value) * {'us': 0.001, 'ms': 1, 's': 1000, 'm': 60000}[unit]:.2f} {count}")
+PY
 }

@@ -50,20 +50,6 @@ trap cleanup_scale EXIT
 "$bin/retract-bench" certs --out "$work" >/dev/null
 sql() { psql "$url" -XAtqc "$1"; }
 now() { date +%s.%N; }
-# CPU seconds PostgreSQL has used so far: the postmaster's own and its exited
-# children's, plus its running children's. Only for the throwaway cluster
-# (empty with DATABASE_URL: the server may be elsewhere).
-pg_cpu() {
-    [ -n "${THROWAWAY_PG_DIR:-}" ] || return 0
-    local pm
-    pm=$(head -1 "$THROWAWAY_PG_DIR/data/postmaster.pid")
-    # A child may exit between pgrep and the read: its file is then skipped.
-    # shellcheck disable=SC2046
-    { cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
-        awk -v hz="$(getconf CLK_TCK)" -v pm="$pm" '
-            { t += $14 + $15; if ($1 == pm) t += $16 + $17 }
-            END { printf "%.1f", t / hz }'
-}
 # $2 - $1 as a number with one decimal, or - when either is empty.
 minus() { if [ -n "$1" ] && [ -n "$2" ]; then python3 -c "print(f'{$2 - $1:.1f}')"; else echo -; fi; }
 

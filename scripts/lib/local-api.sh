@@ -60,12 +60,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 # A P-256 signing key as Apple issues it (a PKCS#8 PEM .p8) at
 # $work/signing-key.p8, and the simulator trusting it, with its certificate
-# authority at $work/sim/simulator-ca.pem. The simulator keeps no inbox.
+# authority at $work/sim/simulator-ca.pem. The simulator keeps no inbox;
+# arguments go to it (say --latency-ms 20).
 start_simulator() {
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/signing-key.p8" 2>/dev/null
     simulator_port=$(free_port)
     "$retract" simulator --host 127.0.0.1 --port "$simulator_port" --cert-dir "$work/sim" --no-inbox \
-        --key "$local_api_key_id:$local_api_team_id:$work/signing-key.p8" --max-streams 1000 >"$work/simulator.log" 2>&1 &
+        --key "$local_api_key_id:$local_api_team_id:$work/signing-key.p8" --max-streams 1000 "$@" >"$work/simulator.log" 2>&1 &
     local_api_pids+=("$!")
     # Up to 60 s, as for the server: a debug build on a loaded machine starts slowly.
     if ! wait_for_port "$simulator_port" 60 || [ ! -f "$work/sim/simulator-ca.pem" ]; then

@@ -1,10 +1,14 @@
 -- scripts/bench api: POST /v1/retractions, each request retracting one random
--- reference of ref-0 … ref-19999 of app "bench". The key is in RETRACT_BENCH_KEY.
+-- reference of ref-0 … ref-19999 of app "bench" (ref-1 … ref-R with
+-- RETRACT_BENCH_REFERENCES=R, as scripts/bench feed has them). The key is in
+-- RETRACT_BENCH_KEY.
 wrk.method = "POST"
 wrk.headers["Authorization"] = "Bearer " .. (os.getenv("RETRACT_BENCH_KEY") or "")
 wrk.headers["Content-Type"] = "application/json"
 
-local references = 20000
+local references = tonumber(os.getenv("RETRACT_BENCH_REFERENCES") or "")
+local first = references and 1 or 0
+references = references or 20000
 
 -- Each thread its own random sequence.
 local threads = 0
@@ -18,6 +22,6 @@ function init(args)
 end
 
 request = function()
-    local body = '{"app":"bench","references":["ref-' .. math.random(0, references - 1) .. '"]}'
+    local body = '{"app":"bench","references":["ref-' .. math.random(first, first + references - 1) .. '"]}'
     return wrk.format(nil, nil, nil, body)
 end

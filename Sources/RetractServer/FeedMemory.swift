@@ -1,0 +1,211 @@
+import Logging
+import Metrics
+import NIOConcurrencyHelpers
+import RetractKit
+import RetractStore
+import ServiceLifecycle
+
+/// What this server keeps in memory to answer the device feed without the
+/// database when nothing is new: where each app's retractions reached, device
+/// by device, and the `client` keys that read the feed.
+///
+/// A phone's page was read at a horizon: every retraction before it was
+/// looked at, and any retraction taking a delivery after it has a place (its
+/// `created_xid`) at or past it. A device that no retraction at or past the
+/// horizon took has nothing new.
+///
+/// Kept by the ledger's notifications (`LISTEN retract_feed`, migration
+/// 0017), sent when a retraction commits: its app, its place, and the
+/// digests of the devices it took (or "all of them", past 100,000). An app
+/// is first read from the ledger as its newest place for all its devices,
+/// since which devices older retractions took is not known here. A key
+/// revoked or changed empties the keys. While not listening nothing is kept,
+/// and every question goes to the ledger.
+///
+/// A notification reaches the server a few milliseconds after its commit:
+/// an answer from memory can be that late, never later; the retraction's
+/// own push comes after it and brings the phone back.
+final class FeedMemory: Service, Sendable {
+    /// Where one app's retractions reached.
+    private struct Places {
+        /// The newest place of a retraction of any of the app's devices.
+        var all: UInt64
+        /// The newest place of a retraction of each device named, when newer than `all`.
+        var devices: [UInt64: UInt64] = [:]
+
+        func newest(for device: UInt64) -> UInt64 { max(all, devices[device] ?? 0) }
+    }
+
+    private struct State {
+        var listening = false
+        /// Counts the times the state was emptied, so that a read begun before is not kept.
+        var generation = 0
+        /// The apps read from the ledger since listening began.
+        var apps: [Int64: Places] = [:]
+        /// What notifications said of apps not read yet: kept for when they are.
+        var early: [Int64: Places] = [:]
+        var devices = 0
+        var keys: [[UInt8]: APIKeyRecord] = [:]
+
+        mutating func empty(listening: Bool) {
+            self.listening = listening
+            generation += 1
+            apps = [:]
+            early = [:]
+            devices = 0
+            keys = [:]
+        }
+
+        mutating func note(app: Int64, xid: UInt64, devices named: [UInt64]?) {
+            var places = apps[app] ?? early[app] ?? Places(all: 0)
+            if let named {
+                for device in named where places.devices[device] ?? 0 < xid && places.all < xid {
+                    if places.devices.updateValue(xid, forKey: device) == nil { devices += 1 }
+                }
+            } else {
+                places.all = max(places.all, xid)
+            }
+            if apps[app] != nil { apps[app] = places } else { early[app] = places }
+            if devices > FeedMemory.maximumDevices { forgetDevices() }
+        }
+
+        /// Past the most devices kept: each app's devices count as all of them
+        /// from their newest place on. Phones read since then go to the ledger once.
+        mutating func forgetDevices() {
+            for (app, places) in apps { apps[app] = Places(all: places.devices.values.reduce(places.all, max)) }
+            for (app, places) in early { early[app] = Places(all: places.devices.values.reduce(places.all, max)) }
+            devices = 0
+        }
+    }
+
+    /// The most devices kept, over all apps (16 bytes and a dictionary's share each).
+    static let maximumDevices = 1_000_000
+    /// The most keys kept; past it, they are read again from the start.
+    static let maximumKeys = 10_000
+
+    private let store: RetractStore
+    private let logger: Logger
+    private let state = NIOLockedValueBox(State())
+
+    init(store: RetractStore, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Whether it listens, and so keeps anything.
+    var isListening: Bool { state.withLockedValue(\.listening) }
+
+    /// The key with this hash, revoked or not: from memory when known. Only
+    /// keys whose one scope is `client` are kept (an app's public key, which
+    /// every phone sends): another key's revocation is seen from the next
+    /// request on, where a client key's is seen when its notification
+    /// comes, milliseconds after the commit.
+    func apiKey(hash: [UInt8]) async throws(StoreError) -> APIKeyRecord? {
+        let (known, generation) = state.withLockedValue { state in
+            (state.keys[hash], state.listening ? state.generation : nil)
+        }
+        if let known { return known }
+        let record = try await store.apiKey(hash: hash)
+        if let record, record.scopes == [.client], let generation {
+            state.withLockedValue { state in
+                guard state.generation == generation else { return }
+                if state.keys.count >= Self.maximumKeys { state.keys = [:] }
+                state.keys[hash] = record
+            }
+        }
+        return record
+    }
+
+    /// Whether no retraction of the app at or past `horizon` took the device
+    /// with this ``DeviceDigest``: true only when this server knows it; false
+    /// when it does not (not listening, or the ledger could not be read), and
+    /// the caller asks the ledger.
+    func isQuiet(appID: Int64, device: UInt64, since horizon: UInt64) async -> Bool {
+        enum Known {
+            case newest(UInt64)
+            case unread(generation: Int)
+            case unknown
+        }
+        let known: Known = state.withLockedValue { state in
+            guard state.listening else { return .unknown }
+            guard let places = state.apps[appID] else { return .unread(generation: state.generation) }
+            return .newest(places.newest(for: device))
+        }
+        switch known {
+        case .newest(let newest):
+            return newest < horizon
+        case .unknown:
+            return false
+        case .unread(let generation):
+            guard let read = try? await store.newestFeedPlaces(apps: [appID])[appID] else { return false }
+            return state.withLockedValue { state in
+                // Emptied since: what was read may predate a notification missed meanwhile.
+                guard state.generation == generation else { return false }
+                if state.apps[appID] == nil {
+                    // What came while reading is as new as what was read, or newer.
+                    var places = state.early.removeValue(forKey: appID) ?? Places(all: 0)
+                    places.all = max(places.all, read)
+                    state.apps[appID] = places
+                }
+                return state.apps[appID]!.newest(for: device) < horizon
+            }
+        }
+    }
+
+    /// Listens until the server shuts down, again a second after the
+    /// connection is lost.
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await self.store.listenForFeed(
+                        listening: { self.state.withLockedValue { $0.empty(listening: true) } },
+                        notified: { notification in
+                            self.state.withLockedValue { state in
+                                switch notification {
+                                case .retraction(let app, let xid, let devices):
+                                    state.note(app: app, xid: xid, devices: devices)
+                                case .keys:
+                                    state.keys = [:]
+                                    state.generation += 1
+                                case .unreadable:
+                                    state.empty(listening: true)
+                                }
+                            }
+                        })
+                } catch {
+                    self.logger.warning(
+                        "not listening for new retractions; the device feed asks the database for every page until listening again",
+                        metadata: ["error": "\(error)"])
+                }
+                self.state.withLockedValue { $0.empty(listening: false) }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+}
+
+/// `retract_feed_answers_total{answer}`: how the device feed answered.
+struct FeedMetrics: Sendable {
+    enum Answer: String, CaseIterable {
+        /// 304 from memory: the app had nothing past the page's horizon.
+        case fromMemory = "not-modified-from-memory"
+        /// 304 after reading the page again, which listed nothing still.
+        case readUnchanged = "not-modified-after-read"
+        /// 200 with the page.
+        case read = "page"
+    }
+
+    private let counters: [Answer: Counter]
+
+    init(factory: any MetricsFactory) {
+        counters = Dictionary(
+            uniqueKeysWithValues: Answer.allCases.map {
+                ($0, Counter(label: "retract_feed_answers_total", dimensions: [("answer", $0.rawValue)], factory: factory))
+            })
+    }
+
+    func answered(_ answer: Answer) {
+        counters[answer]?.increment()
+    }
+}
