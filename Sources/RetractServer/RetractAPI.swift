@@ -104,15 +104,14 @@ struct RetractAPI: Sendable {
     }
 
     /// A GET of the API: the key is checked, then looked up while the
-    /// database is up, and held to its rate of reads unless not `limited`.
+    /// database is up, and held to its rate of reads.
     private func read(
-        _ router: Router<APIContext>, _ path: String, limited: Bool = true,
-        _ handler: @escaping @Sendable (Request, APIContext, Caller) async throws -> Answer
+        _ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (Request, APIContext, Caller) async throws -> Answer
     ) {
         get(router, path) { request, context in
             let key = try APIKeySecret.bearer(in: request)
             return try await health.whileUp {
-                let caller = try await authenticate(key, context: context, kind: limited ? .read : nil)
+                let caller = try await authenticate(key, context: context, kind: .read)
                 return try await handler(request, context, caller).response
             }
         }
