@@ -32,6 +32,8 @@ package final class RetractionWorker: Sendable {
     private let wake: WakeSignal
     /// Delivers completion webhooks beside the lanes, when given a sender.
     private let webhooks: WebhookCourier?
+    /// The items the lanes have in hand, and when the last one ended: see ``isSending(orWithin:)``.
+    private let activity = NIOLockedValueBox((items: 0, lastEnded: ContinuousClock.Instant?.none))
 
     /// What a work item needs to know of its retraction.
     private struct Job: Sendable {
@@ -144,6 +146,15 @@ package final class RetractionWorker: Sendable {
 
     private var isDraining: Bool { draining.withLockedValue { $0 } }
 
+    /// Whether a lane of this worker has an item in hand, or had one less
+    /// than `quiet` ago: a retraction between two items is still being sent.
+    /// The API of the same process gives way to it (`FeedPacing`).
+    package func isSending(orWithin quiet: Duration) -> Bool {
+        activity.withLockedValue { activity in
+            activity.items > 0 || activity.lastEnded.map { ContinuousClock.now - $0 < quiet } == true
+        }
+    }
+
     /// How many lanes claim work now: enough pages in hand to keep the
     /// largest window full twice over (a lane's page waits for its slowest
     /// answer, then for the ledger), at least ``fewestLanes``, at most
@@ -179,7 +190,9 @@ package final class RetractionWorker: Sendable {
                 await wake.wait(after: seen, atMost: settings.idlePoll)
                 continue
             }
+            activity.withLockedValue { $0.items += 1 }
             await keepingLease(of: item) { () async throws(StoreError) in try await self.work(item) }
+            activity.withLockedValue { $0 = (items: $0.items - 1, lastEnded: .now) }
             // An idle lane may be waiting for the last of `ids` to finish.
             if ids != nil { wake.signal() }
         }

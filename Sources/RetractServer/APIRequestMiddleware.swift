@@ -39,7 +39,8 @@ struct APIRequestMiddleware: RouterMiddleware {
         let elapsed = ContinuousClock.now - start
         metrics.record(route: route, method: request.method.rawValue, status: Int(response.status.code), duration: elapsed)
         // The line's metadata only when it is logged: every request pays for it otherwise.
-        let level: Logger.Level = response.status.code >= 500 ? .warning : .info
+        // A paced feed call is the server keeping its share for the pushes, not a fault (the metric counts them).
+        let level: Logger.Level = response.status.code >= 500 && problem?.kind != .feedPaced ? .warning : .info
         guard context.logger.logLevel <= level else { return response }
         // The route, not the path: a path can hold a device token.
         var metadata: Logger.Metadata = [

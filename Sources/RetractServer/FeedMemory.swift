@@ -101,10 +101,8 @@ final class FeedMemory: Service, Sendable {
     /// request on, where a client key's is seen when its notification
     /// comes, milliseconds after the commit.
     func apiKey(hash: [UInt8]) async throws(StoreError) -> APIKeyRecord? {
-        let (known, generation) = state.withLockedValue { state in
-            (state.keys[hash], state.listening ? state.generation : nil)
-        }
-        if let known { return known }
+        if let known = knownKey(hash: hash) { return known }
+        let generation = state.withLockedValue { $0.listening ? $0.generation : nil }
         let record = try await store.apiKey(hash: hash)
         if let record, record.scopes == [.client], let generation {
             state.withLockedValue { state in
@@ -114,6 +112,11 @@ final class FeedMemory: Service, Sendable {
             }
         }
         return record
+    }
+
+    /// The key with this hash when memory has it: nothing is read.
+    func knownKey(hash: [UInt8]) -> APIKeyRecord? {
+        state.withLockedValue { $0.keys[hash] }
     }
 
     /// Whether no retraction of the app at or past `horizon` took the device

@@ -15,15 +15,19 @@ package struct RateLimits: Hashable, Sendable {
     package var writesPerSecond: Int
     /// How many seconds of its rate a key may spend at once.
     package var burstSeconds: Int
+    /// Device feed calls this process answers a second, all keys together,
+    /// while its workers send a retraction (``FeedPacing``); 0 for no limit.
+    package var feedCallsWhileSending: Int
 
-    package init(readsPerSecond: Int = 50, writesPerSecond: Int = 1000, burstSeconds: Int = 2) {
+    package init(readsPerSecond: Int = 50, writesPerSecond: Int = 1000, burstSeconds: Int = 2, feedCallsWhileSending: Int = 1000) {
         self.readsPerSecond = readsPerSecond
         self.writesPerSecond = writesPerSecond
         self.burstSeconds = burstSeconds
+        self.feedCallsWhileSending = feedCallsWhileSending
     }
 
     /// No limit at all.
-    package static let none = RateLimits(readsPerSecond: 0, writesPerSecond: 0)
+    package static let none = RateLimits(readsPerSecond: 0, writesPerSecond: 0, feedCallsWhileSending: 0)
 }
 
 /// A token bucket: `capacity` tokens, refilled at `rate` a second; a request takes one.
@@ -44,6 +48,17 @@ struct TokenBucket: Hashable, Sendable {
             return nil
         }
         return .seconds((1 - tokens) / rate)
+    }
+
+    /// Takes a token now or in turn: how long until it is the caller's
+    /// (zero when there was one), or nil, taking none, when that is longer
+    /// than `longest`. Tokens taken ahead leave the bucket below zero.
+    mutating func reserve(rate: Double, capacity: Double, now: ContinuousClock.Instant, waitingAtMost longest: Duration) -> Duration? {
+        refill(rate: rate, capacity: capacity, now: now)
+        let wait: Duration = tokens >= 1 ? .zero : .seconds((1 - tokens) / rate)
+        guard wait <= longest else { return nil }
+        tokens -= 1
+        return wait
     }
 
     /// Whether it is full at `now`: nothing to remember of it.

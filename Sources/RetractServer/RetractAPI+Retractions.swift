@@ -110,7 +110,9 @@ extension RetractAPI {
     /// `If-None-Match` for the same page, a page that listed nothing is
     /// answered 304 without a body while nothing new came: from memory when
     /// no retraction of the app past the page's horizon took the device
-    /// (``FeedMemory``), else after reading the page again.
+    /// (``FeedMemory``), else after reading the page again. It runs outside
+    /// ``DatabaseHealth/whileUp(_:)``: what memory answers does not wait for
+    /// the database, and each read of the ledger waits for it.
     func deviceFeed(_ tokenText: String, request: Request, caller: Caller) async throws -> Response {
         try caller.require(.client)
         let query = request.uri.queryParameters
@@ -119,7 +121,7 @@ extension RetractAPI {
         let token = try Validate.token(tokenText, field: "token", service: service)
         let appID: Int64
         if let name = query.get("app") {
-            appID = try await app(named: name, for: caller, field: "app").id
+            appID = try await health.whileUp { try await app(named: name, for: caller, field: "app").id }
         } else if caller.key.appIDs.count == 1, let only = caller.key.appIDs.first {
             // The key's only app: a key's apps exist (a foreign key), so it is not read.
             appID = only
@@ -142,7 +144,9 @@ extension RetractAPI {
             feedMetrics.answered(.fromMemory)
             return Self.notModified(asked)
         }
-        let page = try await engine.deviceFeed(token: token, appID: appID, after: cursor, limit: limit)
+        let page = try await health.whileUp { [cursor] in
+            try await engine.deviceFeed(token: token, appID: appID, after: cursor, limit: limit)
+        }
         let validator = FeedValidator(
             appID: appID, device: device, since: cursor, limit: limit, horizon: page.horizon, listed: page.retractions.count)
         if asked != nil, page.retractions.isEmpty {

@@ -20,6 +20,7 @@ struct RetractAPI: Sendable {
     let registry: PrometheusCollectorRegistry
     let limiter: KeyRateLimiter
     let feedMemory: FeedMemory
+    let feedPacing: FeedPacing
     let feedMetrics: FeedMetrics
     let logger: Logger
 
@@ -87,15 +88,16 @@ struct RetractAPI: Sendable {
             }
         }
         read(router, "/v1/retractions/:id") { _, context, caller in try await status(context.parameters.get("id") ?? "", caller: caller) }
-        // A key that may only read the feed is not limited: an app's one client key is every phone's.
-        // Its key comes from memory when known: every phone asks, mostly to hear that nothing is new.
+        // A key that may only read the feed is not limited by key (an app's one client key is every phone's),
+        // but the feed as a whole is paced while this process sends. Every phone asks, mostly to hear that
+        // nothing is new: its key and that answer come from memory when known, and only what memory does not
+        // know waits for the database (`deviceFeed`).
         get(router, "/v1/devices/:token/retractions") { request, context in
             let key = try APIKeySecret.bearer(in: request)
-            return try await health.whileUp {
-                let caller = try await authenticate(key, context: context, kind: nil, fromMemory: true)
-                if caller.key.scopes != [.client] { try limiter.admit(key: caller.key.id, kind: .read) }
-                return try await deviceFeed(context.parameters.get("token") ?? "", request: request, caller: caller)
-            }
+            let caller = try await authenticate(key, context: context, kind: nil, fromMemory: true)
+            if caller.key.scopes != [.client] { try limiter.admit(key: caller.key.id, kind: .read) }
+            try await feedPacing.admit()
+            return try await deviceFeed(context.parameters.get("token") ?? "", request: request, caller: caller)
         }
         read(router, "/v1/notifications") { request, _, caller in
             try await notifications(query: request.uri.queryParameters, caller: caller)
@@ -154,11 +156,22 @@ struct RetractAPI: Sendable {
 
     /// The key's record, if it exists and is not revoked; 401 otherwise.
     /// Then 429 if the key is over its rate of this `kind` of request.
-    /// With `fromMemory`, the record is the one ``FeedMemory`` keeps when it has it.
+    /// With `fromMemory` (the feed, which is not run in ``DatabaseHealth/whileUp(_:)``
+    /// as a whole), the record is the one ``FeedMemory`` keeps when it has
+    /// it, and is read while the database is up when it does not.
     func authenticate(_ key: String, context: APIContext, kind: KeyRateLimiter.Kind?, fromMemory: Bool = false) async throws -> Caller {
         let hash = APIKeySecret.hash(key)
         let challenge: HTTPFields = [.wwwAuthenticate: #"Bearer realm="retract""#]
-        let found = fromMemory ? try await feedMemory.apiKey(hash: hash) : try await store.apiKey(hash: hash)
+        let found: APIKeyRecord?
+        if fromMemory {
+            if let known = feedMemory.knownKey(hash: hash) {
+                found = known
+            } else {
+                found = try await health.whileUp { try await feedMemory.apiKey(hash: hash) }
+            }
+        } else {
+            found = try await store.apiKey(hash: hash)
+        }
         guard let record = found, APIKeySecret.constantTimeEqual(record.keyHash, hash) else {
             throw APIProblem(.unauthorized, "unknown API key", headers: challenge)
         }

@@ -62,9 +62,15 @@ package struct RetractServer: Service {
         let health = DatabaseHealth(metricsFactory: factory, logger: logger)
         let limiter = KeyRateLimiter(limits: settings.rateLimits)
         let feedMemory = FeedMemory(store: engine.store, logger: logger)
+        // The workers deliver the completion webhooks too, beside their lanes.
+        let webhooks: WebhookSender? = try settings.mode.runsWorkers ? WebhookSender(settings: settings.webhooks, logger: logger) : nil
+        let worker = RetractionWorker(engine: engine, webhooks: webhooks)
+        let feedPacing = FeedPacing(perSecond: settings.rateLimits.feedCallsWhileSending) { [runsWorkers = settings.mode.runsWorkers] in
+            runsWorkers && worker.isSending(orWithin: FeedPacing.quiet)
+        }
         let api = RetractAPI(
             engine: engine, settings: settings, health: health, routes: routes, registry: registry, limiter: limiter,
-            feedMemory: feedMemory, feedMetrics: FeedMetrics(factory: factory), logger: logger)
+            feedMemory: feedMemory, feedPacing: feedPacing, feedMetrics: FeedMetrics(factory: factory), logger: logger)
         let router = Router(context: APIContext.self)
         router.add(middleware: APIRequestMiddleware(routes: routes, metrics: HTTPMetrics(factory: factory)))
         api.register(on: router)
@@ -85,9 +91,6 @@ package struct RetractServer: Service {
             MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger),
             CredentialReloadService(engine: engine),
         ]
-        // The workers deliver the completion webhooks too, beside their lanes.
-        let webhooks: WebhookSender? = try settings.mode.runsWorkers ? WebhookSender(settings: settings.webhooks, logger: logger) : nil
-        let worker = RetractionWorker(engine: engine, webhooks: webhooks)
         // The workers check each webhook against their own list before sending it: without one, every delivery is given up.
         if settings.mode.runsWorkers, settings.webhooks.destinations.allowedHosts.isEmpty,
             let apps = try? await engine.store.webhookCount(),

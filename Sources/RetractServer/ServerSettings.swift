@@ -44,7 +44,7 @@ package struct ServerSettings: Sendable {
     /// console reached over plain HTTP in development: a browser refuses
     /// such cookies from an `http://` origin other than localhost.
     package var consolePlainHTTP: Bool
-    /// Requests per second per API key.
+    /// Requests per second per API key, and the device feed's while sending.
     package var rateLimits: RateLimits
 
     /// Apple's APNs hosts and Google's FCM hosts.
@@ -92,8 +92,8 @@ package struct ServerSettings: Sendable {
         if let bad = webhooks.destinations.allowedHosts.first(where: { EndpointAllowList.Entry($0) == nil }) {
             return "--allowed-webhook-host \(bad.prefix(100)): a host name or address, optionally with :PORT"
         }
-        if rateLimits.readsPerSecond < 0 || rateLimits.writesPerSecond < 0 {
-            return "--key-read-rate, --key-write-rate: 0 (no limit) or more"
+        if rateLimits.readsPerSecond < 0 || rateLimits.writesPerSecond < 0 || rateLimits.feedCallsWhileSending < 0 {
+            return "--key-read-rate, --key-write-rate, --feed-rate-while-sending: 0 (no limit) or more"
         }
         if let directory = credentialsDirectory {
             var isDirectory: ObjCBool = false

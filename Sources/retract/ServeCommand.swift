@@ -66,6 +66,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Writes one API key may make a second, twice that at once; RETRACT_KEY_WRITE_RATE, else 1000 (0: no limit).")
     var keyWriteRate: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Device feed calls this process answers a second while its workers send a retraction, waiting their turn (503 feed-paced past a second); RETRACT_FEED_RATE_WHILE_SENDING, else 1000 (0: no limit).",
+            valueName: "CALLS"))
+    var feedRateWhileSending: Int?
+
     @Option(help: "text or json; RETRACT_LOG_FORMAT, else text.")
     var logFormat: String?
 
@@ -192,6 +198,9 @@ struct ServeCommand: AsyncParsableCommand {
             keyReadRate, "RETRACT_KEY_READ_RATE", "--key-read-rate", environment, settings.rateLimits.readsPerSecond, 0...1_000_000)
         settings.rateLimits.writesPerSecond = try Self.number(
             keyWriteRate, "RETRACT_KEY_WRITE_RATE", "--key-write-rate", environment, settings.rateLimits.writesPerSecond, 0...1_000_000)
+        settings.rateLimits.feedCallsWhileSending = try Self.number(
+            feedRateWhileSending, "RETRACT_FEED_RATE_WHILE_SENDING", "--feed-rate-while-sending", environment,
+            settings.rateLimits.feedCallsWhileSending, 0...1_000_000)
         settings.credentialsDirectory = credentialsDirectory ?? environment["RETRACT_CREDENTIALS_DIR"].flatMap { $0.isEmpty ? nil : $0 }
         if let problem = settings.problem { throw RetractError(.invalidInput, problem) }
         return settings

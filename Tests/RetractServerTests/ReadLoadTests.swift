@@ -1,3 +1,4 @@
+import APNsSimulator
 import Foundation
 import PostgresNIO
 import RetractKit
@@ -160,6 +161,56 @@ struct ReadLoadTests {
             // A second later a read is let through again.
             try await Task.sleep(for: .seconds(1.1))
             #expect(try await stage.call("GET", "/v1/audit", key: reader).status == 200)
+        }
+    }
+
+    /// Twelve feed calls at once, as many phones reading; what the server answered each.
+    static func feedCalls(_ stage: APIStage, key: String) async throws -> [HTTPAnswer] {
+        try await withThrowingTaskGroup(of: HTTPAnswer.self) { group in
+            for device in 0..<12 {
+                group.addTask { try await stage.call("GET", "/v1/devices/\(String(format: "%064x", device))/retractions", key: key) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    @Test func whileItsWorkersSendTheServerPacesTheFeedAndTellsTheRest503() async throws {
+        // Each push takes APNs 3 s to answer: the retraction's item stays in a lane's hands meanwhile.
+        var faults = APNsSimulatorFaults()
+        faults.latency = .seconds(3)
+        var settings = APIStage.defaultSettings
+        settings.rateLimits.feedCallsWhileSending = 2
+        try await APIStage.with(faults: faults, settings: settings) { stage in
+            let backend = try await stage.chatKey()
+            let phones = try await stage.key([.client], apps: [stage.chat], name: "phones")
+            let idle = try await Self.feedCalls(stage, key: phones)
+            #expect(idle.allSatisfy { $0.status == 200 }, "\(idle)")
+
+            let recorded = try await stage.call("POST", "/v1/deliveries", key: backend, body: #"{"app":"chat","reference":"m-1","tokens":["aa"]}"#)
+            #expect(recorded.status == 201, "\(recorded)")
+            let retracted = try await stage.call(
+                "POST", "/v1/retractions", key: backend, body: #"{"app":"chat","references":["m-1"],"reason":"deleted"}"#)
+            #expect(retracted.status == 202, "\(retracted)")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await stage.count("SELECT count(*) FROM work_items WHERE claimed_by IS NOT NULL") == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            // Two a second, one at once: turns now, in half a second and in a second; the rest would wait longer.
+            let started = ContinuousClock.now
+            let sending = try await Self.feedCalls(stage, key: phones)
+            let answered = sending.filter { $0.status == 200 }
+            let paced = sending.filter { $0.status == 503 }
+            #expect((2...4).contains(answered.count) && answered.count + paced.count == 12, "\(sending)")
+            #expect(
+                paced.allSatisfy { $0.problem == "feed-paced" && $0.header("Retry-After") == "1" }, "\(paced)")
+            #expect(ContinuousClock.now - started >= .milliseconds(450))
+
+            // Once the retraction is sent, and the second the workers count as still sending has passed, every call is answered again.
+            guard let id = retracted.json?["id"] as? String else { throw HTTPCaller.CallError(description: "no id in \(retracted)") }
+            _ = try await stage.waitUntilDone(id, key: backend)
+            try await Task.sleep(for: .milliseconds(1200))
+            let after = try await Self.feedCalls(stage, key: phones)
+            #expect(after.allSatisfy { $0.status == 200 }, "\(after)")
         }
     }
 }

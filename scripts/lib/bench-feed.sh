@@ -17,13 +17,17 @@
 # printing requests/s, p99, the ratio to the floor, the server's CPU
 # microseconds per call, and PostgreSQL's CPU seconds per 10,000 calls
 # (throwaway cluster only; both read from /proc). Then a
-# retraction of 100,000 devices alone, and one of 100,000 others while wrk
+# retraction of 100,000 devices alone, one of 100,000 others while wrk
 # reads the feed (mode phone: etag nine times in ten, full the tenth) on C
-# connections: devices/s of each and their ratio. Then the mixed load: wrk
+# connections, and a third alone: devices/s of each, and the ratio of the
+# loaded one to the mean of the two alone. wrk starts 2 s before the loaded
+# retraction, so its req/s mixes those 2 s unpaced with the time the server
+# paces the feed while sending (--feed-rate-while-sending). Then the mixed load: wrk
 # records (4 connections, new devices of random references), retracts (2,
 # random references of the ledger) and reads the feed (C, mode phone) at
 # once for D seconds. Each run starts once the last one's retractions are
-# sent, with validators read again.
+# sent, with validators read again. The ledger is vacuumed and checkpointed
+# before each run and each of the three retractions (settle).
 #
 # --references R scales the ledger: R references to 20 R devices (R x 1,000
 # deliveries, every fifth reference retracted; 100 for 0.1 million, 10,000 for
@@ -81,6 +85,15 @@ ensure_wrk
 
 open_local_api retract_bench_feed
 sql() { psql "$url" -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+
+# Vacuums and checkpoints the ledger, so that what the last step wrote is not
+# vacuumed or flushed during the next one's figures (as a ledger in steady
+# state would be); CHECKPOINT needs a superuser or pg_checkpoint, and is
+# left out without.
+settle() {
+    sql "VACUUM (ANALYZE)" >/dev/null
+    sql "CHECKPOINT" >/dev/null 2>&1 || true
+}
 
 "$retract" migrate >/dev/null
 
@@ -147,15 +160,15 @@ SELECT a.id, 'ref-' || r, decode(lpad(to_hex(1 + ((r * $per_reference + k) * 791
 FROM apps a, generate_series(1::bigint, $references) r, generate_series(1::bigint, $per_reference) k
 WHERE a.name = 'bench';
 INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
-SELECT a.id, b.name || '-' || n, decode(lpad(to_hex(1000000 * (2 * n + b.side) + d), 64, '0'), 'hex'),
+SELECT a.id, b.name || '-' || n, decode(lpad(to_hex(1000000 * (3 * n + b.side) + d), 64, '0'), 'hex'),
        (now() AT TIME ZONE 'UTC')::date, now(), 'apns'
-FROM apps a, generate_series(1, $runs) n, (VALUES ('quiet', 0), ('loaded', 1)) b (name, side),
+FROM apps a, generate_series(1, $runs) n, (VALUES ('quiet', 0), ('loaded', 1), ('after', 2)) b (name, side),
      generate_series(1, $broadcast) d
 WHERE a.name = 'bench';
 ANALYZE;
 SQL
 echo "ledger: $((references * per_reference)) deliveries ($references references x $per_reference of $devices devices)" \
-    "and $((2 * runs * broadcast)) for the broadcasts, written in $(($(date +%s) - started)) s" >&2
+    "and $((3 * runs * broadcast)) for the broadcasts, written in $(($(date +%s) - started)) s" >&2
 
 mode=all
 $calls_only && mode=api
@@ -276,6 +289,7 @@ echo "feed: ${references} references x ${per_reference} of ${devices} devices, $
 for run in $(seq 1 "$runs"); do
     # From an idle server (what the last run queued is sent), with validators of the ledger as it is.
     $calls_only || wait_for_retractions
+    settle
     sample_devices "$run"
     echo
     echo "run $run"
@@ -287,9 +301,12 @@ for run in $(seq 1 "$runs"); do
     for call in "${calls[@]}"; do measure "$connections" / wrk-feed.lua "$call" "$call" "$floor"; done
     $calls_only && continue
 
-    # A retraction of 100,000 devices alone, then one of 100,000 others under the feed's load.
+    # A retraction of 100,000 devices alone, one of 100,000 others under the feed's load, and a third alone
+    # again: the loaded one is compared with the mean of the two alone, as the ledger and the machine drift.
+    settle
     quiet=$(retract_reference "quiet-$run")
     wait_for_retractions
+    settle
     FEED_MODE=phone RETRACT_BENCH_KEY=$client_key timeout --foreground 700 \
         wrk -t"$threads" -c"$connections" -d600s --latency -s scripts/lib/wrk-feed.lua "$base/" >"$work/under-load.txt" 2>&1 &
     wrk_pid=$!
@@ -298,11 +315,15 @@ for run in $(seq 1 "$runs"); do
     wait_for_retractions
     kill -INT "$wrk_pid" 2>/dev/null || true
     wait "$wrk_pid" || true
+    settle
+    after=$(retract_reference "after-$run")
+    wait_for_retractions
     quiet_rate=$(retraction_rate "$quiet")
     loaded_rate=$(retraction_rate "$loaded")
-    printf '%-34s%10s devices/s\n' "retraction of $broadcast, alone" "$quiet_rate"
+    after_rate=$(retraction_rate "$after")
+    printf '%-34s%10s devices/s, then %s after the loaded one\n' "retraction of $broadcast, alone" "$quiet_rate" "$after_rate"
     printf '%-34s%10s devices/s   ratio %s   (feed meanwhile: %s req/s, p99 %s ms)\n' "retraction of $broadcast, feed load" \
-        "$loaded_rate" "$(python3 -c "print(round($loaded_rate / $quiet_rate, 3))")" \
+        "$loaded_rate" "$(python3 -c "print(round(2 * $loaded_rate / ($quiet_rate + $after_rate), 3))")" \
         "$(wrk_figures "$(cat "$work/under-load.txt")" | cut -d' ' -f1)" "$(wrk_figures "$(cat "$work/under-load.txt")" | cut -d' ' -f2)"
 
     # Recording, retracting and reading the feed at once.
