@@ -19,7 +19,15 @@ package struct RateLimits: Hashable, Sendable {
     /// while its workers send a retraction (``FeedPacing``); 0 for no limit.
     package var feedCallsWhileSending: Int
 
-    package init(readsPerSecond: Int = 50, writesPerSecond: Int = 1000, burstSeconds: Int = 2, feedCallsWhileSending: Int = 1000) {
+    /// The feed's calls while sending by default: 100 a second per core. On 2
+    /// cores, 200 kept a retraction at 0.98 of its rate alone where 1,000 kept
+    /// it at 0.67 to 0.78 (docs/performance.md).
+    package static let defaultFeedCallsWhileSending = 100 * ProcessInfo.processInfo.activeProcessorCount
+
+    package init(
+        readsPerSecond: Int = 50, writesPerSecond: Int = 1000, burstSeconds: Int = 2,
+        feedCallsWhileSending: Int = RateLimits.defaultFeedCallsWhileSending
+    ) {
         self.readsPerSecond = readsPerSecond
         self.writesPerSecond = writesPerSecond
         self.burstSeconds = burstSeconds

@@ -68,7 +68,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Device feed calls this process answers a second while its workers send a retraction, waiting their turn (503 feed-paced past a second); RETRACT_FEED_RATE_WHILE_SENDING, else 1000 (0: no limit).",
+            "Device feed calls this process answers a second while its workers send a retraction, waiting their turn (503 feed-paced past a second); RETRACT_FEED_RATE_WHILE_SENDING, else 100 per core (0: no limit).",
             valueName: "CALLS"))
     var feedRateWhileSending: Int?
 

@@ -278,6 +278,29 @@ print(f"{label:<7}{float(rate):>10.0f}{float(p99):>9.2f}{float(rate) / float(flo
 PY
 }
 
+# CPU seconds so far of the server, the simulator (the first process
+# local-api.sh started) and PostgreSQL, and the machine's busy and total
+# seconds (all cores, from /proc/stat).
+cpu_now() {
+    local sim
+    sim=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/${local_api_pids[0]}/stat")
+    echo "$(server_cpu) $sim $(pg_cpu) $(awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
+        printf "%.2f %.2f", ($2 + $3 + $4 + $7 + $8) / hz, ($2 + $3 + $4 + $5 + $6 + $7 + $8) / hz }' /proc/stat)"
+}
+
+# Where the CPU went between two cpu_now readings $1 and $2, for $3 devices:
+# CPU milliseconds per 1,000 devices of the server, the simulator and
+# PostgreSQL, and how busy the machine was.
+cpu_spent() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import sys
+before, after, devices = [float(x) for x in sys.argv[1].split()], [float(x) for x in sys.argv[2].split()], int(sys.argv[3])
+d = [b - a for a, b in zip(before, after)]
+per = lambda x: f"{x * 1e6 / devices:.0f}"
+print(f"CPU ms per 1,000 devices: server {per(d[0])}, simulator {per(d[1])}, PostgreSQL {per(d[2])}; machine busy {d[3] / d[4]:.0%}")
+PY
+}
+
 # devices/s of retraction $1, from the times its ledger row gives.
 retraction_rate() {
     sql "SELECT round(total / extract(epoch FROM finished_at - started_at)) FROM retractions WHERE id = '$1'"
@@ -304,20 +327,26 @@ for run in $(seq 1 "$runs"); do
     # A retraction of 100,000 devices alone, one of 100,000 others under the feed's load, and a third alone
     # again: the loaded one is compared with the mean of the two alone, as the ledger and the machine drift.
     settle
+    cpu_before=$(cpu_now)
     quiet=$(retract_reference "quiet-$run")
     wait_for_retractions
+    quiet_cpu=$(cpu_spent "$cpu_before" "$(cpu_now)" "$broadcast")
     settle
     FEED_MODE=phone RETRACT_BENCH_KEY=$client_key timeout --foreground 700 \
         wrk -t"$threads" -c"$connections" -d600s --latency -s scripts/lib/wrk-feed.lua "$base/" >"$work/under-load.txt" 2>&1 &
     wrk_pid=$!
     sleep 2
+    cpu_before=$(cpu_now)
     loaded=$(retract_reference "loaded-$run")
     wait_for_retractions
+    loaded_cpu=$(cpu_spent "$cpu_before" "$(cpu_now)" "$broadcast")
     kill -INT "$wrk_pid" 2>/dev/null || true
     wait "$wrk_pid" || true
     settle
+    cpu_before=$(cpu_now)
     after=$(retract_reference "after-$run")
     wait_for_retractions
+    after_cpu=$(cpu_spent "$cpu_before" "$(cpu_now)" "$broadcast")
     quiet_rate=$(retraction_rate "$quiet")
     loaded_rate=$(retraction_rate "$loaded")
     after_rate=$(retraction_rate "$after")
@@ -325,6 +354,7 @@ for run in $(seq 1 "$runs"); do
     printf '%-34s%10s devices/s   ratio %s   (feed meanwhile: %s req/s, p99 %s ms)\n' "retraction of $broadcast, feed load" \
         "$loaded_rate" "$(python3 -c "print(round(2 * $loaded_rate / ($quiet_rate + $after_rate), 3))")" \
         "$(wrk_figures "$(cat "$work/under-load.txt")" | cut -d' ' -f1)" "$(wrk_figures "$(cat "$work/under-load.txt")" | cut -d' ' -f2)"
+    printf '  alone:     %s\n  loaded:    %s\n  after:     %s\n' "$quiet_cpu" "$loaded_cpu" "$after_cpu"
 
     # Recording, retracting and reading the feed at once.
     wait_for_retractions
