@@ -20,7 +20,9 @@
 # retraction of 100,000 devices alone, one of 100,000 others while wrk
 # reads the feed (mode phone: etag nine times in ten, full the tenth) on C
 # connections, and a third alone: devices/s of each, and the ratio of the
-# loaded one to the mean of the two alone. wrk starts 2 s before the loaded
+# loaded one to the mean of the two alone, and where the CPU went during
+# each (the server's, the simulator's and PostgreSQL's milliseconds per
+# 1,000 devices; how busy the machine was). wrk starts 2 s before the loaded
 # retraction, so its req/s mixes those 2 s unpaced with the time the server
 # paces the feed while sending (--feed-rate-while-sending). Then the mixed load: wrk
 # records (4 connections, new devices of random references), retracts (2,
