@@ -20,8 +20,8 @@ package struct RateLimits: Hashable, Sendable {
     package var feedCallsWhileSending: Int
 
     /// The feed's calls while sending by default: 100 a second per core. On 2
-    /// cores, 200 kept a retraction at 0.98 of its rate alone where 1,000 kept
-    /// it at 0.67 to 0.78 (docs/performance.md).
+    /// cores, 200 kept a retraction at 0.84 to 0.98 of its rate alone (4 runs)
+    /// where 1,000 kept it at 0.66 to 0.78 (docs/performance.md).
     package static let defaultFeedCallsWhileSending = 100 * ProcessInfo.processInfo.activeProcessorCount
 
     package init(
