@@ -149,9 +149,16 @@ let package = Package(
             ]
         ),
         .target(
+            // The ledger's vocabulary (apps, deliveries, retractions, work items, selectors, modes, what went wrong),
+            // shared by the store, the engine, the server and the CLI. Foundation and RetractKit only: no PostgreSQL, no NIO.
+            name: "RetractModel",
+            dependencies: ["RetractKit"]
+        ),
+        .target(
             name: "RetractStore",
             dependencies: [
                 "RetractKit",
+                "RetractModel",
                 server("PostgresNIO", "postgres-nio"),
                 server("NIOSSL", "swift-nio-ssl"),
                 // For ConnectionPoolError, which PostgresClient throws when it cannot connect.
@@ -172,6 +179,7 @@ let package = Package(
                 "RetractKit",
                 "RetractPush",
                 "RetractAPNs",
+                "RetractModel",
                 "RetractStore",
                 // Completion webhooks are POSTed through AsyncHTTPClient.
                 server("AsyncHTTPClient", "async-http-client"),
@@ -189,6 +197,7 @@ let package = Package(
             name: "RetractServer",
             dependencies: [
                 "RetractKit",
+                "RetractModel",
                 "RetractStore",
                 "RetractCore",
                 server("Hummingbird", "hummingbird"),
@@ -216,6 +225,7 @@ let package = Package(
                 "RetractKit",
                 "RetractAPNs",
                 "APNsSimulator",
+                "RetractModel",
                 "RetractStore",
                 "RetractCore",
                 "RetractServer",
@@ -238,6 +248,7 @@ let package = Package(
                 "RetractKit",
                 "RetractAPNs",
                 "APNsSimulator",
+                "RetractModel",
                 "RetractStore",
                 "RetractCore",
                 server("ArgumentParser", "swift-argument-parser"),
@@ -257,6 +268,7 @@ let package = Package(
                 "RetractFCM",
                 "RetractKit",
                 "APNsSimulator",
+                "RetractModel",
                 "RetractStore",
                 server("ArgumentParser", "swift-argument-parser"),
                 server("Crypto", "swift-crypto"),
@@ -275,6 +287,7 @@ let package = Package(
                 "RetractAPNs",
                 "FCMSimulator",
                 "RetractFCM",
+                "RetractModel",
                 "RetractStore",
                 "RetractKit",
                 "APNsSimulator",
@@ -324,6 +337,7 @@ let package = Package(
             name: "RetractStoreTests",
             dependencies: [
                 "SimulatorSupport",
+                "RetractModel",
                 "RetractStore",
                 "RetractTestSupport",
                 "RetractKit",
@@ -344,6 +358,7 @@ let package = Package(
                 "RetractTestSupport",
                 "APNsSimulator",
                 "RetractAPNs",
+                "RetractModel",
                 "RetractStore",
                 "RetractKit",
                 // The errors a webhook attempt meets, to classify.
@@ -361,6 +376,7 @@ let package = Package(
                 "FCMSimulator",
                 "RetractServer",
                 "RetractCore",
+                "RetractModel",
                 "RetractStore",
                 "RetractKit",
                 "RetractTestSupport",
@@ -407,6 +423,7 @@ let package = Package(
                 "RetractCore",
                 "RetractKit",
                 "RetractAPNs",
+                "RetractModel",
                 "RetractStore",
                 server("Crypto", "swift-crypto"),
                 server("Logging", "swift-log"),

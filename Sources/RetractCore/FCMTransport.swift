@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractPush
 import RetractStore
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import RetractKit
+import RetractModel
 import RetractPush
 import RetractStore
 

@@ -7,6 +7,7 @@ import NIOPosix
 import RetractAPNs
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// Where the engine gets a transport for an app and a push service.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// What `apns-collapse-id` an original gets.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// Retract's service logic: record deliveries, send originals, start
@@ -179,8 +180,8 @@ package final class RetractEngine: Sendable {
 
     // MARK: - Retractions
 
-    /// Makes a retraction of `references` for `app`, or of every delivery
-    /// `selector` takes; workers send its pushes.
+    /// Makes a retraction of `target` for `app`: references, or every
+    /// delivery a selector takes; workers send its pushes.
     ///
     /// - Parameter requireRecorded: when true, references of which no
     ///   delivery was ever recorded are ``RetractError/Code/unknownReference``
@@ -189,8 +190,7 @@ package final class RetractEngine: Sendable {
     ///   recorded later within its range are retracted as they come.
     package func startRetraction(
         app: App,
-        references: [ReferenceID],
-        selector: RetractionSelector? = nil,
+        target: RetractionTarget,
         requestedBy: String,
         reason: String? = nil,
         dryRun: Bool = false,
@@ -201,21 +201,11 @@ package final class RetractEngine: Sendable {
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
         let mode = mode ?? app.retractionMode
         let request = RetractionRequest(
-            appID: app.id, references: references, selector: selector, requestedBy: requestedBy, reason: reason, dryRun: dryRun,
-            idempotencyKey: idempotencyKey, mode: mode, badge: badge)
-        if let selector {
-            guard references.isEmpty else {
-                throw RetractError(
-                    .invalidInput, "references: name references or one selector (here \(selector.kind.rawValue)), not both",
-                    field: "references")
-            }
-            if let (field, problem) = selector.problem() { throw RetractError(.invalidInput, "\(field): \(problem)", field: field) }
-        } else if references.isEmpty {
-            throw RetractError(.invalidInput, "references: at least one reference", field: "references")
-        }
-        try await check(mode: mode, badge: badge, app: app, target: selector.map { .selector($0) } ?? .references(references))
+            appID: app.id, target: target, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey,
+            mode: mode, badge: badge)
+        try await check(mode: mode, badge: badge, app: app, target: target)
         var unknown: [ReferenceID] = []
-        if requireRecorded && selector == nil {
+        if requireRecorded, case .references(let references) = target {
             let recorded = try await RetractError.store { () async throws(StoreError) in
                 try await store.recordedReferences(appID: app.id, among: references)
             }

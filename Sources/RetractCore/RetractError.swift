@@ -1,4 +1,5 @@
 import Foundation
+import RetractModel
 import RetractStore
 
 /// Why an operation of the engine could not be done, with a message that

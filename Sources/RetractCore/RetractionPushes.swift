@@ -1,5 +1,6 @@
 import NIOCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// The pushes a retraction sends each of its devices, in its delivery mode

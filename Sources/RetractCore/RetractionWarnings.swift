@@ -1,4 +1,5 @@
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// What a caller should know about how a retraction's pushes reach phones:

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// Sends the pushes of queued retractions: claims work items from the

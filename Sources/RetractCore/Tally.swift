@@ -1,5 +1,6 @@
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// What sending to some devices of one work item came to, as the ledger

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import RetractModel
 import RetractStore
 
 /// How fast one app's pushes go through one service: a window of pushes in

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RetractModel
 import RetractStore
 
 /// Delivers the completion webhooks the ledger queued: claims due

@@ -1,4 +1,5 @@
 import Foundation
+import RetractModel
 import RetractStore
 
 /// The body of a completion webhook: the retraction's final account, as

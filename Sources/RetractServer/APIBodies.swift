@@ -1,6 +1,7 @@
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 // The request bodies the API takes and the answers it gives, as the

@@ -6,6 +6,7 @@ import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import RetractCore
+import RetractModel
 import RetractStore
 
 /// Wraps every request: gives it an id, turns every error into a problem

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import RetractModel
 import RetractStore
 
 /// The API key a request came with, once checked.

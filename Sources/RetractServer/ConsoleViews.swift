@@ -1,5 +1,6 @@
 import Foundation
 import RetractCore
+import RetractModel
 import RetractStore
 
 /// A page of `GET /v1/notifications`.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import NIOConcurrencyHelpers
+import RetractModel
 import RetractStore
 
 /// Whether PostgreSQL answers, as the server's ping (every second) last saw

@@ -2,6 +2,7 @@ import Logging
 import Metrics
 import NIOConcurrencyHelpers
 import RetractKit
+import RetractModel
 import RetractStore
 import ServiceLifecycle
 

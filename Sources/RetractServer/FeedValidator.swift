@@ -1,5 +1,6 @@
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// The strong ETag of a page of a device's feed: the page it validates (app,

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RetractKit
+import RetractModel
 import RetractStore
 
 extension RetractAPI {

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 extension RetractAPI {

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 extension RetractAPI {
@@ -18,7 +19,7 @@ extension RetractAPI {
         try caller.require(.retract)
         let given = try JSONBody.decode(RetractionBody.self, from: body)
         let app = try await app(named: given.app, for: caller, field: "app")
-        let (references, selector) = try Self.target(of: given)
+        let target = try Self.target(of: given)
         var reason: String?
         if let text = given.reason { reason = try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength) }
         let dryRun = given.dryRun ?? false
@@ -29,7 +30,7 @@ extension RetractAPI {
         // a crash that lost the HTTP layer's record still finds the first retraction.
         let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: references, selector: selector, requestedBy: caller.actor, reason: reason, dryRun: dryRun,
+            app: app, target: target, requestedBy: caller.actor, reason: reason, dryRun: dryRun,
             idempotencyKey: ledgerKey, mode: mode, badge: given.badge)
         let warnings = RetractionWarnings.before(retraction, dialect: app.dialect)
         return Answer(
@@ -44,37 +45,33 @@ extension RetractAPI {
 
     /// The references a retraction body names, or the one selector it gives
     /// instead, with its range; each bad field named.
-    static func target(of given: RetractionBody) throws(APIProblem) -> (references: [ReferenceID], selector: RetractionSelector?) {
+    static func target(of given: RetractionBody) throws(APIProblem) -> RetractionTarget {
         let selectors = given.selectors
         if selectors.count > 1 {
             throw APIProblem.invalid(
                 selectors[1].kind.rawValue,
                 "give one selector, not \(selectors.map(\.kind.rawValue).joined(separator: " and ")): a retraction takes one")
         }
-        guard let (kind, value) = selectors.first else {
+        var selector: RetractionSelector?
+        if let (kind, value) = selectors.first {
+            selector = RetractionSelector(
+                kind, value,
+                sentAfter: try given.sentAfter.map { (text) throws(APIProblem) in try Validate.date(text, field: "sentAfter") },
+                sentBefore: try given.sentBefore.map { (text) throws(APIProblem) in try Validate.date(text, field: "sentBefore") })
+        } else {
             for (field, value) in [("sentAfter", given.sentAfter), ("sentBefore", given.sentBefore)] where value != nil {
                 throw APIProblem.invalid(field, "a time range goes with a selector (thread, sender, recipient or campaign)")
             }
-            guard let texts = given.references, !texts.isEmpty else {
-                throw APIProblem.invalid("references", "at least one reference, or one selector: thread, sender, recipient or campaign")
-            }
-            guard texts.count <= RetractionRequest.maximumReferences else {
-                throw APIProblem.invalid("references", "\(texts.count) references; at most \(RetractionRequest.maximumReferences)")
-            }
-            var references: [ReferenceID] = []
-            for (index, text) in texts.enumerated() {
-                references.append(try Validate.reference(text, field: "references[\(index)]"))
-            }
-            return (references, nil)
         }
-        if given.references != nil {
-            throw APIProblem.invalid("references", "name references or a selector (here \(kind.rawValue)), not both")
+        var references: [ReferenceID] = []
+        for (index, text) in (given.references ?? []).enumerated() {
+            references.append(try Validate.reference(text, field: "references[\(index)]"))
         }
-        let selector = RetractionSelector(
-            kind, value, sentAfter: try given.sentAfter.map { (text) throws(APIProblem) in try Validate.date(text, field: "sentAfter") },
-            sentBefore: try given.sentBefore.map { (text) throws(APIProblem) in try Validate.date(text, field: "sentBefore") })
-        if let (field, problem) = selector.problem() { throw APIProblem.invalid(field, problem) }
-        return ([], selector)
+        do {
+            return try RetractionTarget(references: references, selector: selector)
+        } catch {
+            throw APIProblem.invalid(error.field, error.message)
+        }
     }
 
     /// `GET /v1/retractions/{id}`: a retraction's state and counts.

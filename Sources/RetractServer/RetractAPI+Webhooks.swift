@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import RetractCore
+import RetractModel
 import RetractStore
 
 extension RetractAPI {

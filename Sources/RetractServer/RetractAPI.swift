@@ -7,6 +7,7 @@ import NIOCore
 import Prometheus
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// The HTTP API's endpoints over the engine. Every `/v1` request is

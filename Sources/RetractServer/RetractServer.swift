@@ -5,6 +5,7 @@ import Metrics
 import NIOCore
 import Prometheus
 import RetractCore
+import RetractModel
 import RetractStore
 import ServiceLifecycle
 import UnixSignals

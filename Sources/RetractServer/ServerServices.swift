@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Metrics
 import RetractCore
+import RetractModel
 import RetractStore
 import ServiceLifecycle
 import UnixSignals

@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import PostgresNIO
+import RetractModel
 
 /// A PostgreSQL connection URL, as `DATABASE_URL` and `--database-url` take it:
 /// `postgres://user:password@host:port/database?sslmode=MODE&sslrootcert=FILE`.

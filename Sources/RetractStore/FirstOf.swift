@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import RetractModel
 
 /// The result of whichever of two operations ends first; the other is
 /// cancelled and left to end on its own (it is not awaited). Cancelling the

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RetractModel
 
 /// One numbered file of sql/, compiled into the binary.
 package struct Migration: Hashable, Sendable {

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import RetractModel
 
 /// Applies sql/'s migrations in order, each in its own transaction, and
 /// records them in `retract_schema_migrations`.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PostgresNIO
+import RetractModel
 
 /// An API key as the ledger keeps it: its hash, never the key.
 package struct APIKeyRecord: Hashable, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 extension RetractStore {
     /// Registers an app; a name already taken is ``StoreError/Code/uniqueViolation``.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 /// One line of the audit log: who did what, to which app.
 package struct AuditEntry: Hashable, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PostgresNIO
+import RetractModel
 
 /// A console sign-in as the ledger keeps it: the key it was made with,
 /// read again on every request, and the token its forms carry.

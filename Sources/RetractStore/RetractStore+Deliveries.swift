@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 extension RetractStore {
     /// Records deliveries in one round trip. A delivery recorded before (same

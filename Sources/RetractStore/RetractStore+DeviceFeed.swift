@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 /// A retraction as one device sees it: only the references it received.
 package struct DeviceRetraction: Hashable, Sendable {

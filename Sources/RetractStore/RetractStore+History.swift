@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 extension RetractStore {
     /// For each of `devices`, what the app retracted since `since` (not in a

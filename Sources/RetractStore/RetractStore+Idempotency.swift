@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PostgresNIO
+import RetractModel
 
 /// What the ledger says of a request that carries an idempotency key.
 package enum IdempotencyClaim: Hashable, Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 /// Deliveries recorded after their reference was retracted: a message deleted
 /// while its own fan-out was still running must go from those devices too.

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 extension RetractStore {
     /// A page of the notifications the ledger holds, most recently sent

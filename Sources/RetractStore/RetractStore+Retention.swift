@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import RetractModel
 
 extension RetractStore {
     /// Creates the day partitions of `deliveries` from today to

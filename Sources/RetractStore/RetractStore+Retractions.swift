@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 extension RetractStore {
     /// Makes a retraction: counts its devices, and queues one work item that
@@ -168,20 +169,9 @@ extension RetractStore {
         try await connection.query("DELETE FROM work_items WHERE retraction_id = \(id)", logger: logger)
     }
 
+    /// What the target cannot say: its references or selector were checked
+    /// when it was made (``RetractionTarget/init(references:selector:now:)``).
     private func validate(_ request: RetractionRequest) throws(StoreError) {
-        if let selector = request.selector {
-            guard request.references.isEmpty else {
-                throw StoreError(
-                    .invalidInput, "references: a retraction names references or a selector (\(selector.kind.rawValue)), not both")
-            }
-            if let (field, problem) = selector.problem() { throw StoreError(.invalidInput, "\(field): \(problem)") }
-        }
-        guard !request.references.isEmpty || request.selector != nil else {
-            throw StoreError(.invalidInput, "references: at least one reference")
-        }
-        guard request.references.count <= RetractionRequest.maximumReferences else {
-            throw StoreError(.invalidInput, "references: \(request.references.count); at most \(RetractionRequest.maximumReferences)")
-        }
         if request.requestedBy.isEmpty { throw StoreError(.invalidInput, "requestedBy: who asked must be named") }
         if let badge = request.badge, badge < 0 { throw StoreError(.invalidInput, "badge: \(badge); a badge is 0 or more") }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RetractModel
 
 extension RetractStore {
     /// Creates an empty database on `server`'s PostgreSQL, runs `body` with

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 /// Retraction by selector: every delivery of an app with one label, sent
 /// within a time range, instead of a list of references (docs/ledger.md,

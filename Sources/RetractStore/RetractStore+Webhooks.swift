@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RetractModel
 
 extension RetractStore {
     /// Sets or replaces the webhook of an app, audit-logged (its URL, never

@@ -1,4 +1,5 @@
 import PostgresNIO
+import RetractModel
 
 extension RetractStore {
     /// The channel the ledger notifies when work becomes due now (migration 0008).

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 extension RetractStore {
     /// Claims up to `limit` due items for `worker`, oldest due first, with

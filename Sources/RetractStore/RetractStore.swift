@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
+import RetractModel
 
 /// The ledger in PostgreSQL: who received which notification, dead tokens,
 /// retractions and their work queue, API keys and the audit log.

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 
 /// The deliveries a retraction takes, as a condition on rows of
 /// `deliveries` for the statements that count or read them: its references,

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PostgresNIO
+import RetractModel
 
 /// A calendar day in UTC: the unit `deliveries` is partitioned by.
 struct UTCDay: Hashable, Comparable, Sendable {

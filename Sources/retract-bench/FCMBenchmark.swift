@@ -6,6 +6,7 @@ import RetractAPNs
 import RetractCore
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// `retract-bench fcm-simulator`: the FCM simulator as its own process, with

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// `retract-bench ledger`: records N deliveries of one reference through

@@ -5,6 +5,7 @@ import PostgresNIO
 import RetractAPNs
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// `retract-bench retract`: a retraction of N recorded devices through the
@@ -168,7 +169,8 @@ struct RetractBenchmark: AsyncParsableCommand {
                             })
                     }
                     _ = try await store.createRetraction(
-                        RetractionRequest(appID: app.id, references: selector == nil ? [earlier] : [], selector: selector, requestedBy: "bench"))
+                        RetractionRequest(
+                            appID: app.id, target: selector.map { .selector($0) } ?? .references([earlier]), requestedBy: "bench"))
                 }
                 // The day partitions a ledger a month old holds: retention's 30 days back and 2 ahead.
                 _ = try await store.client.query(

@@ -1,6 +1,7 @@
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// What the engine and client-alone benchmarks share.
@@ -34,7 +35,7 @@ enum Timing {
     ) async throws -> Double {
         let started = ContinuousClock.now
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: selector == nil ? [reference] : [], selector: selector, requestedBy: "bench", mode: mode)
+            app: app, target: selector.map { .selector($0) } ?? .references([reference]), requestedBy: "bench", mode: mode)
         try await RetractionWorker(engine: engine).finish([retraction.id])
         let seconds = (ContinuousClock.now - started).inSeconds
         let status = try await engine.status(of: retraction.id)

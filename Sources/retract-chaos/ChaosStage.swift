@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import RetractModel
 import RetractStore
 
 /// What every scenario runs on: the `retract` binary under test, a throwaway

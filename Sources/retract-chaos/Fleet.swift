@@ -5,6 +5,7 @@ import Foundation
 import PostgresNIO
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractStore
 import SimulatorSupport
 

@@ -3,6 +3,7 @@ import FCMSimulator
 import Foundation
 import NIOCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// How big the fleets are and how long the outage lasts: the full form, or

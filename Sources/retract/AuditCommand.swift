@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RetractCore
+import RetractModel
 import RetractServer
 import RetractStore
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 extension ReferenceID {

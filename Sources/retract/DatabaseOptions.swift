@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RetractCore
+import RetractModel
 import RetractStore
 
 /// The database a command works on: `--database-url`, else `DATABASE_URL`.

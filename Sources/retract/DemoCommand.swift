@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// `retract demo`: the whole job on a machine with nothing running.
@@ -157,7 +158,8 @@ struct DemoCommand: AsyncParsableCommand {
         // 3. The retraction in the default mode, a silent background push, sent by a worker in this process.
         print("3. retract notification \(reference)   (background mode: a silent push RetractKit handles)")
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: [reference], requestedBy: "demo", reason: "sent by mistake", requireRecorded: true, mode: .background)
+            app: app, target: .references([reference]), requestedBy: "demo", reason: "sent by mistake", requireRecorded: true,
+            mode: .background)
         let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
         print(account.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
         let afterBackground = await services.showing(reference, on: devicesByService).original.intersection(reached)
@@ -165,7 +167,7 @@ struct DemoCommand: AsyncParsableCommand {
         // 4. Again as an alert for the app's Notification Service Extension, which iOS runs on every phone.
         print("4. retract notification \(reference) --mode service-extension   (an alert the app's extension turns into a removal)")
         let (second, _) = try await engine.startRetraction(
-            app: app, references: [reference], requestedBy: "demo", reason: "sent by mistake", mode: .serviceExtension)
+            app: app, target: .references([reference]), requestedBy: "demo", reason: "sent by mistake", mode: .serviceExtension)
         let secondAccount = try await NotificationCommand.follow(second, app: app, engine: engine)
         print(secondAccount.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
         let afterExtension = await services.showing(reference, on: devicesByService)

@@ -4,6 +4,7 @@ import Logging
 import Prometheus
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractServer
 import RetractStore
 import ServiceLifecycle
@@ -94,7 +95,7 @@ enum DemoLatestPush {
 
     private static func retract(_ reference: ReferenceID, engine: RetractEngine, app: App) async throws -> RetractionView {
         let (retraction, _) = try await engine.startRetraction(
-            app: app, references: [reference], requestedBy: "demo", reason: "deleted for everyone", mode: .background)
+            app: app, target: .references([reference]), requestedBy: "demo", reason: "deleted for everyone", mode: .background)
         return try await NotificationCommand.follow(retraction, app: app, engine: engine)
     }
 }

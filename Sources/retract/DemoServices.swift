@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 import SimulatorSupport
 

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// How a command that sends pushes reaches APNs and how hard it pushes.

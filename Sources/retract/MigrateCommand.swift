@@ -1,4 +1,5 @@
 import ArgumentParser
+import RetractModel
 import RetractStore
 
 /// `retract migrate`: applies sql/'s migrations to the ledger.

@@ -3,6 +3,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// `retract notification`: the retract command.
@@ -88,18 +89,21 @@ struct NotificationCommand: AsyncParsableCommand {
         let account: RetractionView
         do {
             let selector = try selector()
-            guard !references.isEmpty || selector != nil else {
-                throw RetractError(.invalidInput, "give at least one reference, or one of --thread, --sender, --recipient, --campaign")
-            }
             let references = try references.map { (text) throws(RetractError) in
                 try ReferenceID(argument: text, name: "reference \"\(text.prefix(80))\"")
+            }
+            let target: RetractionTarget
+            do {
+                target = try RetractionTarget(references: references, selector: selector)
+            } catch {
+                throw RetractError(error)
             }
             account = try await engine.withEngine(database, lease: lease) { engine in
                 let app = try await engine.app(named: app)
                 // A key that cannot be read stops the command before anything is written.
                 if !dryRun { try engine.checkCredentials(of: app) }
                 let (retraction, unknown) = try await engine.startRetraction(
-                    app: app, references: references, selector: selector, requestedBy: AppsCommand.Add.actor, reason: reason,
+                    app: app, target: target, requestedBy: AppsCommand.Add.actor, reason: reason,
                     dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode, badge: badge)
                 if !unknown.isEmpty {
                     printError(
@@ -139,14 +143,9 @@ struct NotificationCommand: AsyncParsableCommand {
                 .invalidInput, "give one selector, not \(given.map { "--\($0.kind.rawValue)" }.joined(separator: " and "))",
                 field: "--\(given[1].kind.rawValue)")
         }
-        if !references.isEmpty {
-            throw RetractError(.invalidInput, "give references or --\(kind.rawValue), not both", field: "--\(kind.rawValue)")
-        }
-        let selector = RetractionSelector(
+        return RetractionSelector(
             kind, value, sentAfter: try since.map { (text) throws(RetractError) in try Date(argument: text, flag: "--since") },
             sentBefore: try until.map { (text) throws(RetractError) in try Date(argument: text, flag: "--until") })
-        if let (field, problem) = selector.problem() { throw RetractError(.invalidInput, "\(field): \(problem)", field: field) }
-        return selector
     }
 
     /// Works on the retraction in this process until it is finished, showing progress.

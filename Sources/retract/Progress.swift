@@ -1,5 +1,6 @@
 import Foundation
 import RetractCore
+import RetractModel
 import RetractStore
 
 /// Shows a retraction's progress on stderr while it runs: a bar with rate

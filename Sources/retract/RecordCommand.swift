@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// `retract record`: notes that a notification the caller sent reached some devices.

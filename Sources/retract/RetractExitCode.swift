@@ -1,5 +1,6 @@
 import ArgumentParser
 import RetractCore
+import RetractModel
 import RetractStore
 
 /// The exit codes of every command, documented in docs/configuration.md.

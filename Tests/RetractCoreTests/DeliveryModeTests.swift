@@ -4,6 +4,7 @@ import Foundation
 import RetractCore
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -39,7 +40,7 @@ struct DeliveryModeTests {
                     let report = try await engine.send(app: app, reference: reference, tokens: devices, payload: Self.payload)
                     #expect(report.accepted == devices.count)
                 }
-                let (retraction, _) = try await engine.startRetraction(app: app, references: [1], requestedBy: "tests", mode: mode)
+                let (retraction, _) = try await engine.startRetraction(app: app, target: .references([1]), requestedBy: "tests", mode: mode)
                 #expect(retraction.mode == mode)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
                 let status = try await engine.status(of: retraction.id)
@@ -107,7 +108,7 @@ struct DeliveryModeTests {
                 _ = try await engine.record(app: app, reference: "m2", tokens: devices)
 
                 let (retraction, _) = try await engine.startRetraction(
-                    app: app, references: ["m1"], requestedBy: "tests", mode: .replace, badge: 4)
+                    app: app, target: .references(["m1"]), requestedBy: "tests", mode: .replace, badge: 4)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
                 let status = try await engine.status(of: retraction.id)
                 #expect(status.retraction.counts == RetractionCounts(total: 5, sent: 3, failed: 2))
@@ -122,7 +123,7 @@ struct DeliveryModeTests {
 
                 // With no collapse id at all, there is nothing to replace: refused, nothing written.
                 await #expect {
-                    try await engine.startRetraction(app: app, references: ["m2"], requestedBy: "tests", mode: .replace)
+                    try await engine.startRetraction(app: app, target: .references(["m2"]), requestedBy: "tests", mode: .replace)
                 } throws: { error in
                     let error = error as? RetractError
                     return error?.code == .invalidInput && error?.field == "mode" && "\(error!)".contains("collapse id")
@@ -151,7 +152,8 @@ struct DeliveryModeTests {
                 _ = try await engine.send(
                     app: app, reference: "m2", tokens: Array(devices.prefix(2)), payload: text("Second"), collapseID: .custom("chat-42"))
 
-                let (retraction, _) = try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "tests", mode: mode)
+                let (retraction, _) = try await engine.startRetraction(
+                    app: app, target: .references(["m1"]), requestedBy: "tests", mode: mode)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
                 let status = try await engine.status(of: retraction.id)
                 switch mode {
@@ -177,7 +179,7 @@ struct DeliveryModeTests {
                 #expect(last.texts == ["chat-42": Self.deleted])
 
                 // m2 itself, retracted later: nothing newer under its collapse id, so its place is taken.
-                let (second, _) = try await engine.startRetraction(app: app, references: ["m2"], requestedBy: "tests", mode: mode)
+                let (second, _) = try await engine.startRetraction(app: app, target: .references(["m2"]), requestedBy: "tests", mode: mode)
                 try await RetractionWorker(engine: engine).finish([second.id])
                 #expect(try await engine.status(of: second.id).retraction.counts == RetractionCounts(total: 2, sent: 2))
                 for device in devices.prefix(2) {
@@ -199,7 +201,7 @@ struct DeliveryModeTests {
                     _ = try await engine.send(app: app, reference: reference, tokens: [device], payload: DeliveryModeTests.payload)
                 }
                 let (retraction, _) = try await engine.startRetraction(
-                    app: app, references: [7, 8], requestedBy: "tests", mode: .serviceExtension)
+                    app: app, target: .references([7, 8]), requestedBy: "tests", mode: .serviceExtension)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
                 // The legacy dialect carries one reference per push: one carrier each, each with its own original's collapse id.
                 let carriers = apns.inbox(device).dropFirst(3)
@@ -224,7 +226,7 @@ struct DeliveryModeTests {
                 _ = try await engine.record(app: app, reference: "m1", tokens: TestTokens.tokens(0..<1))
                 for badge in [-1, 2] {
                     await #expect {
-                        try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "tests", badge: badge)
+                        try await engine.startRetraction(app: app, target: .references(["m1"]), requestedBy: "tests", badge: badge)
                     } throws: { error in
                         (error as? RetractError)?.field == "badge"
                     }
@@ -244,9 +246,11 @@ struct DeliveryModeTests {
                 #expect(try await engine.store.app(named: "chat")?.retractionMode == .serviceExtension)
                 let device = TestTokens.token(0)
                 _ = try await engine.record(app: app, reference: "m1", tokens: [device])
-                let byDefault = try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "tests").retraction
-                let chosen = try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "tests", mode: .background)
-                    .retraction
+                let byDefault = try await engine.startRetraction(app: app, target: .references(["m1"]), requestedBy: "tests").retraction
+                let chosen = try await engine.startRetraction(
+                    app: app, target: .references(["m1"]), requestedBy: "tests", mode: .background
+                )
+                .retraction
                 try await RetractionWorker(engine: engine).finish([byDefault.id, chosen.id])
                 #expect((byDefault.mode, chosen.mode) == (.serviceExtension, .background))
                 let pushTypes = apns.inbox(device).map(\.pushType)
@@ -281,7 +285,8 @@ struct FCMDeliveryModeTests {
                     let devices = SimulatedFCM.tokens(0..<3)
                     let payload = Data(#"{"aps":{"alert":{"title":"Ada","body":"See you at 8?"}}}"#.utf8)
                     _ = try await engine.send(app: app, reference: "m1", tokens: devices, payload: payload, via: .fcm)
-                    let (retraction, _) = try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "tests", mode: mode)
+                    let (retraction, _) = try await engine.startRetraction(
+                        app: app, target: .references(["m1"]), requestedBy: "tests", mode: mode)
                     try await RetractionWorker(engine: engine).finish([retraction.id])
                     #expect(try await engine.status(of: retraction.id).retraction.counts == RetractionCounts(total: 3, sent: 3))
                     for device in devices {

@@ -5,6 +5,7 @@ import Logging
 import RetractAPNs
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -44,7 +45,7 @@ struct EngineTests {
 
     /// Makes a retraction and works it to the end with one worker.
     static func retract(_ references: [ReferenceID], app: App, engine: RetractEngine) async throws -> RetractionStatus {
-        let (retraction, _) = try await engine.startRetraction(app: app, references: references, requestedBy: "tests")
+        let (retraction, _) = try await engine.startRetraction(app: app, target: .references(references), requestedBy: "tests")
         try await RetractionWorker(engine: engine).finish([retraction.id])
         return try await engine.status(of: retraction.id)
     }
@@ -194,7 +195,8 @@ struct EngineTests {
             try await Self.withEngine(apns) { engine in
                 let app = try await engine.store.registerApp(apns.registration(name: "dry"), actor: "tests")
                 _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<30))
-                let (retraction, _) = try await engine.startRetraction(app: app, references: ["r"], requestedBy: "tests", dryRun: true)
+                let (retraction, _) = try await engine.startRetraction(
+                    app: app, target: .references(["r"]), requestedBy: "tests", dryRun: true)
                 #expect(retraction.state == .done)
                 #expect(retraction.counts.total == 30)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
@@ -210,12 +212,12 @@ struct EngineTests {
                 let app = try await engine.store.registerApp(apns.registration(name: "refs"), actor: "tests")
                 _ = try await engine.record(app: app, reference: "known", tokens: TestTokens.tokens(0..<2))
                 let error = await #expect(throws: RetractError.self) {
-                    try await engine.startRetraction(app: app, references: ["nope"], requestedBy: "tests", requireRecorded: true)
+                    try await engine.startRetraction(app: app, target: .references(["nope"]), requestedBy: "tests", requireRecorded: true)
                 }
                 #expect(error?.code == .unknownReference)
                 #expect(error?.message == "app refs has no recorded delivery of \"nope\"")
                 let (_, unknown) = try await engine.startRetraction(
-                    app: app, references: ["known", "nope"], requestedBy: "tests", requireRecorded: true)
+                    app: app, target: .references(["known", "nope"]), requestedBy: "tests", requireRecorded: true)
                 #expect(unknown == ["nope"])
             }
         }
@@ -227,7 +229,7 @@ struct EngineTests {
                 let app = try await engine.store.registerApp(apns.registration(name: "shared"), actor: "tests")
                 let devices = TestTokens.tokens(0..<3000)
                 _ = try await engine.record(app: app, reference: "r", tokens: devices)
-                let (retraction, _) = try await engine.startRetraction(app: app, references: ["r"], requestedBy: "tests")
+                let (retraction, _) = try await engine.startRetraction(app: app, target: .references(["r"]), requestedBy: "tests")
                 async let one: Void = RetractionWorker(engine: engine, name: "one").finish([retraction.id])
                 async let two: Void = RetractionWorker(engine: engine, name: "two").finish([retraction.id])
                 _ = try await (one, two)

@@ -5,6 +5,7 @@ import RetractAPNs
 import RetractCore
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -85,7 +86,7 @@ struct FCMEngineTests {
                     let device = SimulatedFCM.token(1)
                     let references = (0..<150).map { ReferenceID(stringLiteral: "msg-\($0)-" + UUID().uuidString) }
                     for reference in references { _ = try await engine.record(app: app, reference: reference, tokens: [device], via: .fcm) }
-                    let (retraction, _) = try await engine.startRetraction(app: app, references: references, requestedBy: "tests")
+                    let (retraction, _) = try await engine.startRetraction(app: app, target: .references(references), requestedBy: "tests")
                     try await RetractionWorker(engine: engine).finish([retraction.id])
                     let status = try await engine.status(of: retraction.id)
                     #expect(status.retraction.counts == RetractionCounts(total: 1, sent: 1), "\(status.failures)")

@@ -6,6 +6,7 @@ import RetractAPNs
 import RetractCore
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import SimulatorSupport
@@ -218,7 +219,7 @@ struct FaultTests {
                 let devices = TestTokens.tokens(0..<100)
                 _ = try await engine.record(app: app, reference: "r", tokens: devices)
                 await apns.simulator.goOffline()
-                let (retraction, _) = try await engine.startRetraction(app: app, references: ["r"], requestedBy: "tests")
+                let (retraction, _) = try await engine.startRetraction(app: app, target: .references(["r"]), requestedBy: "tests")
                 let work = Task { try await RetractionWorker(engine: engine).finish([retraction.id]) }
 
                 // Every device waits for APNs, and says why; none fails, though the wait outlasts the retry budget.

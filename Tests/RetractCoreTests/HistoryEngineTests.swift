@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -61,7 +62,7 @@ struct HistoryEngineTests {
                 // Retracted one by one, oldest first; left queued, as the ledger's history is what counts.
                 for reference in earlier {
                     _ = try await engine.store.createRetraction(
-                        RetractionRequest(appID: app.id, references: [reference], requestedBy: "tests"))
+                        RetractionRequest(appID: app.id, target: .references([reference]), requestedBy: "tests"))
                 }
                 let status = try await EngineTests.retract(["now"], app: app, engine: engine)
                 let latest = try #require(apns.inbox(device).last)

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -33,7 +34,7 @@ struct LateDeliveryTests {
                 _ = try await engine.record(app: app, reference: "m1", tokens: early, collapseID: "m1")
                 _ = try await engine.record(app: app, reference: "m2", tokens: early + late)
                 let (retraction, _) = try await engine.startRetraction(
-                    app: app, references: ["m1"], requestedBy: "tests", mode: .serviceExtension, badge: 1)
+                    app: app, target: .references(["m1"]), requestedBy: "tests", mode: .serviceExtension, badge: 1)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
                 #expect(try await Self.lateRetractions(engine, app: app).isEmpty)
 
@@ -63,7 +64,7 @@ struct LateDeliveryTests {
                 _ = try await engine.record(app: app, reference: "m3", tokens: late)
                 #expect(try await Self.lateRetractions(engine, app: app).count == 1)
                 // A dry run retracts nothing, so what is recorded after it is not late.
-                _ = try await engine.startRetraction(app: app, references: ["m3"], requestedBy: "tests", dryRun: true)
+                _ = try await engine.startRetraction(app: app, target: .references(["m3"]), requestedBy: "tests", dryRun: true)
                 _ = try await engine.record(app: app, reference: "m3", tokens: early)
                 #expect(try await Self.lateRetractions(engine, app: app).count == 1)
             }
@@ -77,7 +78,7 @@ struct LateDeliveryTests {
                 let devices = TestTokens.tokens(0..<3)
                 _ = try await engine.record(app: app, reference: "m1", tokens: Array(devices.prefix(1)))
                 // The message is deleted before the backend's push job runs.
-                let (retraction, _) = try await engine.startRetraction(app: app, references: ["m1"], requestedBy: "chat")
+                let (retraction, _) = try await engine.startRetraction(app: app, target: .references(["m1"]), requestedBy: "chat")
                 let report = try await engine.send(
                     app: app, reference: "m1", tokens: devices, payload: Data(#"{"aps":{"alert":"hi"}}"#.utf8))
                 #expect((report.accepted, report.recorded, report.spared) == (0, 0, 3))
@@ -103,7 +104,7 @@ struct LateDeliveryTests {
                 let sending = Task { try await engine.send(app: app, reference: "story", tokens: devices, payload: payload) }
                 // As soon as the first phone has it, a moderator retracts it.
                 while apns.inbox(devices[0]).isEmpty { try await Task.sleep(for: .milliseconds(5)) }
-                let (retraction, _) = try await engine.startRetraction(app: app, references: ["story"], requestedBy: "moderator")
+                let (retraction, _) = try await engine.startRetraction(app: app, target: .references(["story"]), requestedBy: "moderator")
                 let report = try await sending.value
                 #expect(report.spared > 0)
                 #expect(report.accepted + report.spared == devices.count)

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractPush
 import RetractStore
 import RetractTestSupport
@@ -46,7 +47,7 @@ struct PartAnsweredPageTests {
                 let app = try await store.registerApp(apns.registration(name: "split"), actor: "tests")
                 _ = try await engine.record(app: app, reference: "r", tokens: devices)
 
-                let (retraction, _) = try await engine.startRetraction(app: app, references: ["r"], requestedBy: "tests")
+                let (retraction, _) = try await engine.startRetraction(app: app, target: .references(["r"]), requestedBy: "tests")
                 try await FaultTests.within(.seconds(60)) { try await RetractionWorker(engine: engine).finish([retraction.id]) }
 
                 let status = try await engine.status(of: retraction.id)

@@ -1,6 +1,7 @@
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractPush
 import RetractStore
 import Testing

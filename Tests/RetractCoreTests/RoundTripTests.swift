@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing

@@ -3,6 +3,7 @@ import FCMSimulator
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import SimulatorSupport
@@ -36,7 +37,7 @@ struct SelectorEngineTests {
                     #expect(report.accepted == devices.count)
                 }
                 let (retraction, _) = try await engine.startRetraction(
-                    app: app, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "tests", mode: mode)
+                    app: app, target: .selector(RetractionSelector(.thread, "c-1")), requestedBy: "tests", mode: mode)
                 #expect(retraction.counts.total == devices.count)
                 #expect(retraction.referencesMatched == 4)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
@@ -124,7 +125,7 @@ struct SelectorEngineTests {
                         appID: app.id, reference: references[0], token: other, sentAt: Date(), labels: DeliveryLabels(sender: "spammer")))
                 try await engine.store.record(deliveries)
                 let (retraction, _) = try await engine.startRetraction(
-                    app: app, references: [], selector: RetractionSelector(.sender, "spammer"), requestedBy: "tests")
+                    app: app, target: .selector(RetractionSelector(.sender, "spammer")), requestedBy: "tests")
                 #expect(retraction.referencesMatched == 300)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
                 let status = try await engine.status(of: retraction.id)
@@ -156,7 +157,7 @@ struct SelectorEngineTests {
                         Delivery(appID: app.id, reference: ReferenceID(reference), token: device, sentAt: sentAt, labels: DeliveryLabels(thread: "c-1"))
                     })
                 let (retraction, _) = try await engine.startRetraction(
-                    app: app, references: [], selector: RetractionSelector(.thread, "c-1", sentAfter: hourAgo.addingTimeInterval(60)),
+                    app: app, target: .selector(RetractionSelector(.thread, "c-1", sentAfter: hourAgo.addingTimeInterval(60))),
                     requestedBy: "tests")
                 #expect(retraction.referencesMatched == 1)
                 try await RetractionWorker(engine: engine).finish([retraction.id])
@@ -192,7 +193,7 @@ struct SelectorEngineTests {
                     }
                     _ = try await engine.record(app: app, reference: "other", tokens: iPhones, labels: DeliveryLabels(thread: "c-2"))
                     let (retraction, _) = try await engine.startRetraction(
-                        app: app, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "tests")
+                        app: app, target: .selector(RetractionSelector(.thread, "c-1")), requestedBy: "tests")
                     try await RetractionWorker(engine: engine).finish([retraction.id])
                     let status = try await engine.status(of: retraction.id)
                     #expect(status.retraction.counts == RetractionCounts(total: 60, sent: 60))

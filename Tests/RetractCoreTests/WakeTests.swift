@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -29,7 +30,7 @@ struct WakeTests {
                 for reference in ["m1", "m2"] {
                     let started = ContinuousClock.now
                     let (retraction, _) = try await engine.startRetraction(
-                        app: app, references: [ReferenceID(reference)], requestedBy: "tests")
+                        app: app, target: .references([ReferenceID(reference)]), requestedBy: "tests")
                     var status = try await engine.status(of: retraction.id)
                     while !status.isFinished && ContinuousClock.now - started < .seconds(20) {
                         try await Task.sleep(for: .milliseconds(10))

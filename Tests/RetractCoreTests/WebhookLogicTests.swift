@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOSSL
 import RetractCore
+import RetractModel
 import RetractStore
 import Testing
 

@@ -5,6 +5,7 @@ import PostgresNIO
 import Prometheus
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractServer
 import RetractStore
 import RetractTestSupport

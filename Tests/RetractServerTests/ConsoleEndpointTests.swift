@@ -1,5 +1,6 @@
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing

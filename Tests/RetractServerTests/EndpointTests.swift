@@ -1,6 +1,7 @@
 import APNsSimulator
 import Foundation
 import RetractKit
+import RetractModel
 import RetractServer
 import RetractStore
 import RetractTestSupport

@@ -1,6 +1,7 @@
 import FCMSimulator
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -40,7 +41,7 @@ struct FeedMemoryTests {
             for (reference, tokens) in [("m1", [phone, tablet]), ("m2", [tablet]), ("m3", [phone])] {
                 try await store.record(tokens.map { Delivery(appID: app.id, reference: ReferenceID(reference), token: $0, sentAt: Date()) })
             }
-            _ = try await store.createRetraction(RetractionRequest(appID: app.id, references: ["m1"], requestedBy: "t"))
+            _ = try await store.createRetraction(RetractionRequest(appID: app.id, target: .references(["m1"]), requestedBy: "t"))
             let memory = FeedMemory(store: store, logger: TestDatabase.logger)
             let running = Task { try await memory.run() }
             defer { running.cancel() }
@@ -55,14 +56,15 @@ struct FeedMemoryTests {
             #expect(!(await memory.isQuiet(appID: app.id, device: DeviceDigest.of(phone), since: read.cursor.transaction)))
 
             // m2 takes the tablet only.
-            _ = try await store.createRetraction(RetractionRequest(appID: app.id, references: ["m2"], requestedBy: "t"))
+            _ = try await store.createRetraction(RetractionRequest(appID: app.id, target: .references(["m2"]), requestedBy: "t"))
             try await Self.eventually { !(await memory.isQuiet(appID: app.id, device: DeviceDigest.of(tablet), since: horizon)) }
             #expect(await memory.isQuiet(appID: app.id, device: DeviceDigest.of(phone), since: horizon))
 
             // A dry run takes nothing; m3 takes the phone.
-            _ = try await store.createRetraction(RetractionRequest(appID: app.id, references: ["m3"], requestedBy: "t", dryRun: true))
+            _ = try await store.createRetraction(
+                RetractionRequest(appID: app.id, target: .references(["m3"]), requestedBy: "t", dryRun: true))
             #expect(await memory.isQuiet(appID: app.id, device: DeviceDigest.of(phone), since: horizon))
-            _ = try await store.createRetraction(RetractionRequest(appID: app.id, references: ["m3"], requestedBy: "t"))
+            _ = try await store.createRetraction(RetractionRequest(appID: app.id, target: .references(["m3"]), requestedBy: "t"))
             try await Self.eventually { !(await memory.isQuiet(appID: app.id, device: DeviceDigest.of(phone), since: horizon)) }
             let later = try await Self.settled(store, phone, app) { $0.retractions.count == 2 }
             #expect(await memory.isQuiet(appID: app.id, device: DeviceDigest.of(phone), since: later.horizon))

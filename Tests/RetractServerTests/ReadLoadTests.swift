@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractServer
 import RetractStore
 import RetractTestSupport

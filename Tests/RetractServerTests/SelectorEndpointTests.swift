@@ -129,6 +129,12 @@ struct SelectorEndpointTests {
             }
             #expect(try await stage.count("SELECT count(*) FROM retractions") == 0)
             #expect(try await stage.count("SELECT count(*) FROM audit_log WHERE action = 'retraction.created'") == 0)
+            // An empty list of references beside a selector names no reference: the selector is the target.
+            let dry = try await stage.call(
+                "POST", "/v1/retractions", key: key, body: #"{"app":"chat","references":[],"thread":"c-1","dryRun":true}"#)
+            #expect(dry.status == 202, "\(dry)")
+            #expect(dry.json?["devices"] as? Int == 2, "\(dry)")
+            #expect(dry.json?["referencesMatched"] as? Int == 1, "\(dry)")
         }
     }
 }

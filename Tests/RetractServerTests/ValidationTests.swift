@@ -1,5 +1,6 @@
 import Foundation
 import RetractKit
+import RetractModel
 import RetractServer
 import RetractStore
 import RetractTestSupport

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractServer
 import RetractStore
 import RetractTestSupport

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -190,16 +191,16 @@ struct ConsoleTests {
                         labels: DeliveryLabels(thread: "c-1"))
                 } + Fixture.deliveries(app: chat, reference: "m-2", tokens: 0..<2, at: now.addingTimeInterval(-5)))
             let (byReference, _) = try await store.createRetraction(
-                RetractionRequest(appID: chat.id, references: ["m-1", "other"], requestedBy: "ann", reason: "typo", dryRun: true))
+                RetractionRequest(appID: chat.id, target: .references(["m-1", "other"]), requestedBy: "ann", reason: "typo", dryRun: true))
             let (byThread, _) = try await store.createRetraction(
-                RetractionRequest(appID: chat.id, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "bob"))
+                RetractionRequest(appID: chat.id, target: .selector(RetractionSelector(.thread, "c-1")), requestedBy: "bob"))
             // The same thread before m-1 was sent, and another thread, take nothing of it.
             _ = try await store.createRetraction(
                 RetractionRequest(
-                    appID: chat.id, references: [], selector: RetractionSelector(.thread, "c-1", sentBefore: now.addingTimeInterval(-60)),
+                    appID: chat.id, target: .selector(RetractionSelector(.thread, "c-1", sentBefore: now.addingTimeInterval(-60))),
                     requestedBy: "bob"))
             _ = try await store.createRetraction(
-                RetractionRequest(appID: chat.id, references: [], selector: RetractionSelector(.thread, "c-9"), requestedBy: "bob"))
+                RetractionRequest(appID: chat.id, target: .selector(RetractionSelector(.thread, "c-9")), requestedBy: "bob"))
 
             let page = try await store.notificationPage(NotificationQuery(appIDs: [chat.id], limit: 10))
             let m1 = try #require(page.notifications.first { $0.reference == "m-1" })

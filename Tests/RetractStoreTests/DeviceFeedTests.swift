@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -40,8 +41,10 @@ struct DeviceFeedTests {
             let shop = try await Fixture.registerApp(store, name: "shop")
             try await store.record(Fixture.deliveries(app: chat, reference: "m1", tokens: [1]))
             try await store.record(Fixture.deliveries(app: shop, reference: "m1", tokens: [1]))
-            _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m1"], requestedBy: "t", dryRun: true))
-            let (made, _) = try await store.createRetraction(RetractionRequest(appID: shop.id, references: ["m1"], requestedBy: "t"))
+            _ = try await store.createRetraction(
+                RetractionRequest(appID: chat.id, target: .references(["m1"]), requestedBy: "t", dryRun: true))
+            let (made, _) = try await store.createRetraction(
+                RetractionRequest(appID: shop.id, target: .references(["m1"]), requestedBy: "t"))
             let shopPage = try await Self.settledPage(store, token: Fixture.token(1), appID: shop.id) { $0.retractions.count == 1 }
             #expect(shopPage.retractions.map(\.id) == [made.id])
             #expect(try await store.retractions(forDevice: Fixture.token(1), appID: chat.id, limit: 10).retractions.isEmpty)
@@ -53,7 +56,8 @@ struct DeviceFeedTests {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)
             try await store.record(Fixture.deliveries(app: app, reference: "m1", tokens: [1]))
-            let (made, _) = try await store.createRetraction(RetractionRequest(appID: app.id, references: ["m1"], requestedBy: "t"))
+            let (made, _) = try await store.createRetraction(
+                RetractionRequest(appID: app.id, target: .references(["m1"]), requestedBy: "t"))
             let page = try await Self.settledPage(store, token: Fixture.token(1), appID: app.id) { $0.retractions.count == 1 }
             let place = try #require(try await store.newestFeedPlaces(apps: [app.id])[app.id])
             // The retraction is listed: it came before the horizon; so did every place the app has.
@@ -251,9 +255,10 @@ struct RandomLedger {
     private mutating func retractReferences(_ store: RetractStore) async throws {
         guard !recorded.isEmpty else { return }
         let known = recorded.sorted()
-        let references = (0..<(1 + generator.next(below: 3))).map { _ in ReferenceID(known[Int(generator.next(below: UInt64(known.count)))]) }
+        let references = (0..<(1 + generator.next(below: 3))).map { _ in ReferenceID(known[Int(generator.next(below: UInt64(known.count)))])
+        }
         _ = try await store.createRetraction(
-            RetractionRequest(appID: app.id, references: references, requestedBy: "t", dryRun: generator.next(below: 5) == 0))
+            RetractionRequest(appID: app.id, target: .references(references), requestedBy: "t", dryRun: generator.next(below: 5) == 0))
     }
 
     private mutating func retractBySelector(_ store: RetractStore) async throws {
@@ -263,7 +268,7 @@ struct RandomLedger {
         var ranged = selector
         if generator.next(below: 2) == 0 { ranged.sentAfter = now.addingTimeInterval(-Double(generator.next(below: 4)) * 86_400) }
         _ = try await store.createRetraction(
-            RetractionRequest(appID: app.id, references: [], selector: ranged, requestedBy: "t", dryRun: generator.next(below: 5) == 0))
+            RetractionRequest(appID: app.id, target: .selector(ranged), requestedBy: "t", dryRun: generator.next(below: 5) == 0))
     }
 }
 

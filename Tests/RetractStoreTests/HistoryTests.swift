@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -22,7 +23,7 @@ struct HistoryTests {
                     + Fixture.deliveries(app: other, reference: "m9", tokens: [0]))
             func retract(_ references: [ReferenceID], app: App = chat, dryRun: Bool = false) async throws -> UUID {
                 try await store.createRetraction(
-                    RetractionRequest(appID: app.id, references: references, requestedBy: "tests", dryRun: dryRun)
+                    RetractionRequest(appID: app.id, target: .references(references), requestedBy: "tests", dryRun: dryRun)
                 ).0.id
             }
             _ = try await retract(["m1"])
@@ -41,7 +42,10 @@ struct HistoryTests {
                     listLimit: listLimit)
                 // Newest first; the dry run, the other app, the current retraction and devices with none are left out.
                 #expect(
-                    found == [Fixture.token(0): .references("m2", "m1"), Fixture.token(1): .references("m2", "m4", "m1"), Fixture.token(2): .references("m1")],
+                    found == [
+                        Fixture.token(0): .references("m2", "m1"), Fixture.token(1): .references("m2", "m4", "m1"),
+                        Fixture.token(2): .references("m1"),
+                    ],
                     "list limit \(listLimit)")
             }
 
@@ -64,15 +68,21 @@ struct HistoryTests {
                     + Fixture.deliveries(app: chat, reference: "m2", tokens: [6])
                     // m1 reached token 5 on two days too; token 7 got m1 only.
                     + Fixture.deliveries(app: chat, reference: "m1", tokens: [5, 7], at: yesterday))
-            _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m1"], requestedBy: "tests"))
+            _ = try await store.createRetraction(RetractionRequest(appID: chat.id, target: .references(["m1"]), requestedBy: "tests"))
             try await Task.sleep(for: .milliseconds(20))
-            _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m2"], requestedBy: "tests"))
-            let current = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m3"], requestedBy: "tests")).0.id
+            _ = try await store.createRetraction(RetractionRequest(appID: chat.id, target: .references(["m2"]), requestedBy: "tests"))
+            let current = try await store.createRetraction(
+                RetractionRequest(appID: chat.id, target: .references(["m3"]), requestedBy: "tests")
+            ).0.id
 
             let joined = try await store.recentRetractions(
                 appID: chat.id, devices: [5, 6, 7].map(Fixture.token), since: Date().addingTimeInterval(-3600), excluding: current,
                 listLimit: 1)
-            #expect(joined == [Fixture.token(5): .references("m2", "m1"), Fixture.token(6): .references("m2", "m1"), Fixture.token(7): .references("m1")])
+            #expect(
+                joined == [
+                    Fixture.token(5): .references("m2", "m1"), Fixture.token(6): .references("m2", "m1"),
+                    Fixture.token(7): .references("m1"),
+                ])
             let found = try await store.recentRetractions(
                 appID: chat.id, devices: [5, 6, 7].map(Fixture.token), since: Date().addingTimeInterval(-3600), excluding: current)
             #expect(found == joined)
@@ -96,10 +106,13 @@ struct HistoryTests {
                 Fixture.deliveries(app: chat, reference: "m1", tokens: [0], at: yesterday)
                     + Fixture.deliveries(app: chat, reference: "m1", tokens: [1], at: now)
                     + Fixture.deliveries(app: chat, reference: "m2", tokens: [2], at: now))
-            let (first, _) = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m1"], requestedBy: "tests"))
+            let (first, _) = try await store.createRetraction(
+                RetractionRequest(appID: chat.id, target: .references(["m1"]), requestedBy: "tests"))
             // Recorded after the retraction, three days back: retracted as late, with its own days.
             try await store.record(Fixture.deliveries(app: chat, reference: "m1", tokens: [3], at: threeDaysAgo))
-            let current = try await store.createRetraction(RetractionRequest(appID: chat.id, references: ["m9"], requestedBy: "tests")).0.id
+            let current = try await store.createRetraction(
+                RetractionRequest(appID: chat.id, target: .references(["m9"]), requestedBy: "tests")
+            ).0.id
 
             func days() async throws -> String? {
                 try await TestDatabase.value(
@@ -152,10 +165,11 @@ struct HistoryTests {
             let references: [ReferenceID] = (0...20).map { ReferenceID("m\($0)") }
             try await store.record(references.flatMap { Fixture.deliveries(app: chat, reference: $0, tokens: 0..<2_000) })
             for reference in references.dropLast() {
-                _ = try await store.createRetraction(RetractionRequest(appID: chat.id, references: [reference], requestedBy: "tests"))
+                _ = try await store.createRetraction(
+                    RetractionRequest(appID: chat.id, target: .references([reference]), requestedBy: "tests"))
             }
             let current = try await store.createRetraction(
-                RetractionRequest(appID: chat.id, references: [references.last!], requestedBy: "tests")
+                RetractionRequest(appID: chat.id, target: .references([references.last!]), requestedBy: "tests")
             ).0.id
             // The index itself: its columns are what the probe's conditions need.
             let definition = try await TestDatabase.value(
@@ -201,7 +215,8 @@ struct HistoryTests {
             func at(_ minutes: Double) -> Date { start.addingTimeInterval(minutes * 60) }
             func message(_ reference: ReferenceID, _ tokens: [Int], at minute: Double?, _ labels: DeliveryLabels) -> [Delivery] {
                 tokens.map {
-                    Delivery(appID: chat.id, reference: reference, token: Fixture.token($0), sentAt: minute.map(at) ?? Date(), labels: labels)
+                    Delivery(
+                        appID: chat.id, reference: reference, token: Fixture.token($0), sentAt: minute.map(at) ?? Date(), labels: labels)
                 }
             }
             try await store.record(
@@ -216,10 +231,13 @@ struct HistoryTests {
                     + message("dm", [2], at: 0, DeliveryLabels(recipient: "R1"))
                     + message("m9", [0, 1], at: 0, DeliveryLabels()))
             // Each a little later than the one before.
-            func retract(_ selector: RetractionSelector? = nil, _ references: [ReferenceID] = [], dryRun: Bool = false) async throws -> UUID {
+            func retract(_ selector: RetractionSelector? = nil, _ references: [ReferenceID] = [], dryRun: Bool = false) async throws -> UUID
+            {
                 try await Task.sleep(for: .milliseconds(20))
                 return try await store.createRetraction(
-                    RetractionRequest(appID: chat.id, references: references, selector: selector, requestedBy: "tests", dryRun: dryRun)
+                    RetractionRequest(
+                        appID: chat.id, target: try RetractionTarget(references: references, selector: selector), requestedBy: "tests",
+                        dryRun: dryRun)
                 ).0.id
             }
             _ = try await retract(RetractionSelector(.campaign, "spring"))
@@ -243,16 +261,16 @@ struct HistoryTests {
                     appID: chat.id, devices: (0..<4).map(Fixture.token), since: start, excluding: current, listLimit: listLimit)
                 #expect(
                     found == [
-                    Fixture.token(0): [
-                        .reference("m9"), .reference("s3-a"), .reference("t2-b"), .thread("T4"), .reference("t1-a"), .reference("t1-b"),
-                        .reference("sale"),
-                    ],
-                    Fixture.token(1): [
-                        .reference("m9"), .reference("s3-b"), .reference("t2-b"), .thread("T4"), .reference("t1-a"), .reference("t1-b"),
-                        .reference("sale"),
-                    ],
-                    Fixture.token(2): [.reference("dm"), .reference("sale")],
-                ], "list limit \(listLimit)")
+                        Fixture.token(0): [
+                            .reference("m9"), .reference("s3-a"), .reference("t2-b"), .thread("T4"), .reference("t1-a"), .reference("t1-b"),
+                            .reference("sale"),
+                        ],
+                        Fixture.token(1): [
+                            .reference("m9"), .reference("s3-b"), .reference("t2-b"), .thread("T4"), .reference("t1-a"), .reference("t1-b"),
+                            .reference("sale"),
+                        ],
+                        Fixture.token(2): [.reference("dm"), .reference("sale")],
+                    ], "list limit \(listLimit)")
             }
         }
     }
@@ -262,7 +280,7 @@ struct HistoryTests {
             let chat = try await Fixture.registerApp(store)
             try await store.record(Fixture.deliveries(app: chat, reference: "m1", tokens: 0..<2))
             let (retraction, _) = try await store.createRetraction(
-                RetractionRequest(appID: chat.id, references: ["m1"], requestedBy: "tests"))
+                RetractionRequest(appID: chat.id, target: .references(["m1"]), requestedBy: "tests"))
             let item = try #require(try await store.claimWork(worker: "tests", limit: 1, lease: .seconds(60)).first)
             _ = try await store.finish([
                 WorkResult(

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -120,7 +121,7 @@ struct SelectorTests {
             let before = Date()
             let (dryRun, _) = try await store.createRetraction(
                 RetractionRequest(
-                    appID: app.id, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "t", dryRun: true))
+                    appID: app.id, target: .selector(RetractionSelector(.thread, "c-1")), requestedBy: "t", dryRun: true))
             #expect(dryRun.state == .done)
             #expect(dryRun.counts.total == 4)
             #expect(dryRun.referencesMatched == 6)
@@ -132,7 +133,7 @@ struct SelectorTests {
             #expect(end >= before.addingTimeInterval(-1) && end <= Date().addingTimeInterval(1))
 
             let (made, _) = try await store.createRetraction(
-                RetractionRequest(appID: app.id, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "t"))
+                RetractionRequest(appID: app.id, target: .selector(RetractionSelector(.thread, "c-1")), requestedBy: "t"))
             #expect(made.state == .queued)
             #expect(made.counts.total == 4)
             #expect(try await store.queuedWorkCount(retractionID: made.id) == 1)
@@ -142,32 +143,39 @@ struct SelectorTests {
         }
     }
 
+    /// What a target cannot say wrong is checked where it is made, once, for
+    /// the API, the CLI and the console alike.
+    @Test func aTargetIsReferencesOrOneSelectorWithARangeThatIsNotEmpty() throws {
+        let now = Date()
+        let tooMany = (0...RetractionRequest.maximumReferences).map { ReferenceID("m\($0)") }
+        let bad: [([ReferenceID], RetractionSelector?, String)] = [
+            ([], nil, "references: at least one reference, or one selector"),
+            (tooMany, nil, "references: 1001 references; at most 1000"),
+            (["m1"], RetractionSelector(.thread, "c-1"), "references: name references or a selector (here thread), not both"),
+            ([], RetractionSelector(.sender, ""), "sender: must not be empty"),
+            ([], RetractionSelector(.campaign, "x", sentAfter: now, sentBefore: now.addingTimeInterval(-5)), "sentAfter: "),
+            ([], RetractionSelector(.campaign, "x", sentBefore: now.addingTimeInterval(3600)), "sentBefore: "),
+        ]
+        for (references, selector, message) in bad {
+            #expect {
+                try RetractionTarget(references: references, selector: selector, now: now)
+            } throws: { error in
+                "\(error)".hasPrefix(message)
+            }
+        }
+        #expect(try RetractionTarget(references: ["m1", "m2"], selector: nil) == .references(["m1", "m2"]))
+        let thread = RetractionSelector(.thread, "c-1")
+        #expect(try RetractionTarget(references: [], selector: thread, now: now) == .selector(thread))
+    }
+
     @Test func badRetractionRequestsAreRefusedAndNothingIsWritten() async throws {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)
-            let now = Date()
             let bad: [(RetractionRequest, String)] = [
+                (RetractionRequest(appID: app.id, target: .references(["m1"]), requestedBy: ""), "requestedBy: who asked must be named"),
                 (
-                    RetractionRequest(appID: app.id, references: ["m1"], selector: RetractionSelector(.thread, "c-1"), requestedBy: "t"),
-                    "references: a retraction names references or a selector (thread), not both"
-                ),
-                (
-                    RetractionRequest(appID: app.id, references: [], selector: RetractionSelector(.sender, ""), requestedBy: "t"),
-                    "sender: must not be empty"
-                ),
-                (
-                    RetractionRequest(
-                        appID: app.id, references: [],
-                        selector: RetractionSelector(.campaign, "x", sentAfter: now, sentBefore: now.addingTimeInterval(-5)),
-                        requestedBy: "t"),
-                    "sentAfter: "
-                ),
-                (
-                    RetractionRequest(
-                        appID: app.id, references: [],
-                        selector: RetractionSelector(.campaign, "x", sentBefore: now.addingTimeInterval(3600)),
-                        requestedBy: "t"),
-                    "sentBefore: "
+                    RetractionRequest(appID: app.id, target: .references(["m1"]), requestedBy: "t", badge: -1),
+                    "badge: -1; a badge is 0 or more"
                 ),
             ]
             for (request, message) in bad {
@@ -191,7 +199,7 @@ struct SelectorTests {
             let sentBeforeTheRetraction = Date().addingTimeInterval(-1)
             let (retraction, _) = try await store.createRetraction(
                 RetractionRequest(
-                    appID: app.id, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "t", mode: .serviceExtension))
+                    appID: app.id, target: .selector(RetractionSelector(.thread, "c-1")), requestedBy: "t", mode: .serviceExtension))
 
             let late = try await store.recordReporting([
                 Delivery(
@@ -237,9 +245,9 @@ struct SelectorTests {
                     appID: app.id, reference: "c-1-only-1", token: Fixture.token(1), sentAt: Date(), labels: DeliveryLabels(thread: "c-1"))
             ])
             let (retraction, _) = try await store.createRetraction(
-                RetractionRequest(appID: app.id, references: [], selector: RetractionSelector(.thread, "c-1"), requestedBy: "t"))
+                RetractionRequest(appID: app.id, target: .selector(RetractionSelector(.thread, "c-1")), requestedBy: "t"))
             let (byReference, _) = try await store.createRetraction(
-                RetractionRequest(appID: app.id, references: ["c-2-m0"], requestedBy: "t"))
+                RetractionRequest(appID: app.id, target: .references(["c-2-m0"]), requestedBy: "t"))
             // The feed trails the oldest transaction still running, here or in a test beside this one.
             var zero = try await store.retractions(forDevice: Fixture.token(0), appID: app.id, limit: 10)
             let deadline = ContinuousClock.now + .seconds(30)

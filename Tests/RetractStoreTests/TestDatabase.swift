@@ -2,9 +2,10 @@ import Foundation
 import Logging
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
-import Testing
 import RetractTestSupport
+import Testing
 
 /// Test data built by each test.
 enum Fixture {

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -12,7 +13,7 @@ struct WorkQueueTests {
         let app = try await Fixture.registerApp(store)
         try await store.record(Fixture.deliveries(app: app, reference: "msg", tokens: 0..<devices))
         let (retraction, replayed) = try await store.createRetraction(
-            RetractionRequest(appID: app.id, references: ["msg"], requestedBy: "moderator", reason: "sent by mistake"))
+            RetractionRequest(appID: app.id, target: .references(["msg"]), requestedBy: "moderator", reason: "sent by mistake"))
         #expect(!replayed)
         return (app, retraction)
     }
@@ -211,7 +212,7 @@ struct WorkQueueTests {
             #expect(done.counts == RetractionCounts(total: 3, sent: 1, dead: 1, failed: 1))
             // The next retraction of the same reference counts the dead token among its devices; a dry run says it would skip it.
             let next = try await store.createRetraction(
-                RetractionRequest(appID: app.id, references: ["msg"], requestedBy: "moderator", dryRun: true))
+                RetractionRequest(appID: app.id, target: .references(["msg"]), requestedBy: "moderator", dryRun: true))
             #expect(next.retraction.counts.total == 3)
             #expect(next.retraction.counts.skipped == 1)
         }
@@ -221,13 +222,14 @@ struct WorkQueueTests {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)
             try await store.record(Fixture.deliveries(app: app, reference: "msg", tokens: 0..<3))
-            let request = RetractionRequest(appID: app.id, references: ["msg"], requestedBy: "chat-backend", idempotencyKey: "delete-8812")
+            let request = RetractionRequest(
+                appID: app.id, target: .references(["msg"]), requestedBy: "chat-backend", idempotencyKey: "delete-8812")
             let first = try await store.createRetraction(request)
             let again = try await store.createRetraction(request)
             #expect(again.replayed)
             #expect(again.retraction.id == first.retraction.id)
             var other = request
-            other.references = ["msg", "another"]
+            other.target = .references(["msg", "another"])
             let error = await #expect(throws: StoreError.self) { try await store.createRetraction(other) }
             #expect(error?.code == .idempotencyConflict)
             #expect(error?.message.contains("delete-8812") == true)
@@ -241,13 +243,13 @@ struct WorkQueueTests {
             let app = try await Fixture.registerApp(store)
             try await store.record(Fixture.deliveries(app: app, reference: "msg", tokens: 0..<42))
             let (retraction, _) = try await store.createRetraction(
-                RetractionRequest(appID: app.id, references: ["msg"], requestedBy: "moderator", dryRun: true))
+                RetractionRequest(appID: app.id, target: .references(["msg"]), requestedBy: "moderator", dryRun: true))
             #expect(retraction.state == .done)
             #expect(retraction.dryRun)
             #expect(retraction.counts.total == 42)
             #expect(try await store.queuedWorkCount() == 0)
             let empty = try await store.createRetraction(
-                RetractionRequest(appID: app.id, references: ["never-sent"], requestedBy: "moderator"))
+                RetractionRequest(appID: app.id, target: .references(["never-sent"]), requestedBy: "moderator"))
             #expect(empty.retraction.state == .done)
             #expect(empty.retraction.counts.total == 0)
         }
@@ -268,9 +270,11 @@ struct WorkQueueTests {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)
             let cases: [(RetractionRequest, StoreError.Code, String)] = [
-                (RetractionRequest(appID: app.id, references: [], requestedBy: "m"), .invalidInput, "references: at least one"),
-                (RetractionRequest(appID: app.id, references: ["a"], requestedBy: ""), .invalidInput, "requestedBy"),
-                (RetractionRequest(appID: 9999, references: ["a"], requestedBy: "m"), .notFound, "app 9999 does not exist"),
+                // A target is checked where it is made (RetractionTarget's throwing init); one built
+                // around it still meets the ledger's own constraint, and nothing is written.
+                (RetractionRequest(appID: app.id, target: .references([]), requestedBy: "m"), .checkViolation, "retractions_target_check"),
+                (RetractionRequest(appID: app.id, target: .references(["a"]), requestedBy: ""), .invalidInput, "requestedBy"),
+                (RetractionRequest(appID: 9999, target: .references(["a"]), requestedBy: "m"), .notFound, "app 9999 does not exist"),
             ]
             for (request, code, message) in cases {
                 let error = await #expect(throws: StoreError.self) { try await store.createRetraction(request) }

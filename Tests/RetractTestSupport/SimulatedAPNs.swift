@@ -2,6 +2,7 @@ import APNsSimulator
 import Crypto
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 import SimulatorSupport
 

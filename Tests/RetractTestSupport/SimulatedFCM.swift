@@ -4,6 +4,7 @@ import RetractAPNs
 import RetractCore
 import RetractFCM
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// The FCM simulator over TLS in this process, with a service account's

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RetractModel
 import RetractStore
 
 /// A database of its own for each test, on the server `scripts/test` starts

@@ -1,6 +1,7 @@
 import APNsSimulator
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing

@@ -2,6 +2,7 @@ import APNsSimulator
 import FCMSimulator
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import APNsSimulator
 import Foundation
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -30,7 +31,7 @@ struct HistoryCommandTests {
                 let app = try #require(try await store.app(named: "chat"))
                 for reference in earlier {
                     _ = try await store.createRetraction(
-                        RetractionRequest(appID: app.id, references: [ReferenceID(reference)], requestedBy: "tests"))
+                        RetractionRequest(appID: app.id, target: .references([ReferenceID(reference)]), requestedBy: "tests"))
                 }
             }
             let result = try stage.retract(["notification", "now", "--app", "chat", "--json"])

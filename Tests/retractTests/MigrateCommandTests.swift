@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import RetractModel
 import RetractStore
 import Testing
 

@@ -84,7 +84,22 @@ struct PackageShapeTests {
         // The HTTP/2 pool both clients send through knows neither.
         #expect(targets["RetractHTTP2"]?.isDisjoint(with: ["RetractAPNs", "RetractFCM", "RetractPush", "RetractKit"]) == true)
         #expect(targets["RetractStore"]?.isDisjoint(with: ["RetractCore", "RetractServer"]) == true)
+        #expect(targets["RetractModel"]?.isDisjoint(with: ["RetractStore", "RetractCore", "RetractServer"]) == true)
         #expect(targets["RetractCore"]?.contains("RetractServer") == false)
+    }
+
+    /// The ledger's vocabulary is spoken by the store, the engine, the
+    /// server and the CLI without bringing PostgreSQL or NIO along.
+    @Test func theModelDependsOnRetractKitAlone() throws {
+        let model = try #require(try Self.manifest().targets.first { $0.name == "RetractModel" })
+        #expect(model.targetNames == ["RetractKit"])
+        #expect(model.dependencies.count == 1)
+        let sources = RetractCLI.packageRoot.appendingPathComponent("Sources/RetractModel")
+        for file in try FileManager.default.contentsOfDirectory(atPath: sources.path) {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            let imports = text.split(separator: "\n").filter { $0.hasPrefix("import ") }.map { $0.dropFirst("import ".count) }
+            #expect(Set(imports).isSubset(of: ["Foundation", "RetractKit"]), "\(file) imports \(imports)")
+        }
     }
 
     @Test func retractKitDependsOnNoPackage() throws {

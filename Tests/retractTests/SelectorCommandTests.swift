@@ -2,6 +2,7 @@ import APNsSimulator
 import Foundation
 import PostgresNIO
 import RetractKit
+import RetractModel
 import RetractStore
 import RetractTestSupport
 import Testing
@@ -166,11 +167,11 @@ struct SelectorCommandTests {
             let cases: [(arguments: [String], status: Int32, message: String)] = [
                 (["--thread", "c-1", "--sender", "ann"], 2, "give one selector, not --thread and --sender"),
                 (["--thread", ""], 2, "--thread: must not be empty"),
-                (["m1", "--campaign", "spring"], 2, "give references or --campaign, not both"),
+                (["m1", "--campaign", "spring"], 2, "references: name references or a selector (here campaign), not both"),
                 (["m1", "--since", "2026-11-01T00:00:00Z"], 2, "--since and --until go with a selector"),
                 (["--sender", "ann", "--until", future], 2, "--until: "),
                 (["--sender", "ann", "--since", "last week"], 2, #"--since "last week" is not an ISO 8601 time"#),
-                ([], 2, "give at least one reference, or one of --thread, --sender, --recipient, --campaign"),
+                ([], 2, "references: at least one reference, or one selector: thread, sender, recipient or campaign"),
             ]
             for (arguments, status, message) in cases {
                 let result = try stage.retract(["notification", "--app", "chat"] + arguments)

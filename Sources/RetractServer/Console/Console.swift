@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 /// The moderation console at `/console`: server-rendered pages over the same
@@ -257,7 +258,7 @@ struct Console: Sendable {
     private func dryRun(_ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
         let form = try await retractionForm(fields, signedIn)
         let (retraction, _) = try await engine.startRetraction(
-            app: form.app, references: [form.reference], requestedBy: signedIn.caller.actor, reason: form.reason, dryRun: true,
+            app: form.app, target: .references([form.reference]), requestedBy: signedIn.caller.actor, reason: form.reason, dryRun: true,
             mode: form.mode)
         let sendable = retraction.counts.total - retraction.counts.skipped
         return pages.render(
@@ -275,7 +276,7 @@ struct Console: Sendable {
         let form = try await retractionForm(fields, signedIn)
         if settings.mode.runsWorkers { try engine.checkCredentials(of: form.app) }
         let (retraction, _) = try await engine.startRetraction(
-            app: form.app, references: [form.reference], requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode)
+            app: form.app, target: .references([form.reference]), requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode)
         logger.notice(
             "console retraction",
             metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])

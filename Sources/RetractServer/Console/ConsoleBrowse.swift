@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import RetractCore
 import RetractKit
+import RetractModel
 import RetractStore
 
 // The console's reading pages: the notification list, one notification, the audit log.

@@ -1,5 +1,6 @@
 import Foundation
 import RetractCore
+import RetractModel
 import RetractStore
 
 // What each console template shows, ready to print: the templates hold no logic

@@ -4,6 +4,7 @@ import Hummingbird
 import Mustache
 import NIOCore
 import RetractCore
+import RetractModel
 import RetractStore
 
 /// The console's templates (Mustache, every value escaped by ``ConsoleHTML``)

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import RetractModel
 import RetractStore
 
 /// How the console signs a browser in: the API key is checked once and kept

@@ -45,6 +45,34 @@ package struct Retraction: Hashable, Sendable {
     package var startedAt: Date?
     package var finishedAt: Date?
     package var updatedAt: Date
+
+    package init(
+        id: UUID, appID: Int64, references: [ReferenceID], selector: RetractionSelector? = nil, referencesMatched: Int? = nil,
+        mostReferences: Int? = nil, requestedBy: String, reason: String? = nil, dryRun: Bool, state: State, failure: String? = nil,
+        counts: RetractionCounts, pushes: PushesSent, waitingReason: String? = nil, mode: RetractionMode, badge: Int? = nil,
+        createdAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil, updatedAt: Date
+    ) {
+        self.id = id
+        self.appID = appID
+        self.references = references
+        self.selector = selector
+        self.referencesMatched = referencesMatched
+        self.mostReferences = mostReferences
+        self.requestedBy = requestedBy
+        self.reason = reason
+        self.dryRun = dryRun
+        self.state = state
+        self.failure = failure
+        self.counts = counts
+        self.pushes = pushes
+        self.waitingReason = waitingReason
+        self.mode = mode
+        self.badge = badge
+        self.createdAt = createdAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.updatedAt = updatedAt
+    }
 }
 
 /// The devices of a retraction and what became of them; also used as a change
@@ -101,6 +129,40 @@ package struct RetractionCounts: Hashable, Sendable, Codable {
 package enum RetractionTarget: Hashable, Sendable {
     case references([ReferenceID])
     case selector(RetractionSelector)
+
+    /// The target of a request that names `references` or a `selector`,
+    /// checked here once for every way in (the API, the CLI, the console):
+    /// 1 to ``RetractionRequest/maximumReferences`` references, or one
+    /// selector whose label a delivery could carry and whose range is not
+    /// empty, not both. A retraction read back from the ledger rebuilds its
+    /// target from what was checked when it was made.
+    package init(references: [ReferenceID], selector: RetractionSelector?, now: Date = Date()) throws(FieldProblem) {
+        guard let selector else {
+            guard !references.isEmpty else {
+                throw FieldProblem("references", "at least one reference, or one selector: thread, sender, recipient or campaign")
+            }
+            guard references.count <= RetractionRequest.maximumReferences else {
+                throw FieldProblem("references", "\(references.count) references; at most \(RetractionRequest.maximumReferences)")
+            }
+            self = .references(references)
+            return
+        }
+        guard references.isEmpty else {
+            throw FieldProblem("references", "name references or a selector (here \(selector.kind.rawValue)), not both")
+        }
+        if let (field, problem) = selector.problem(now: now) { throw FieldProblem(field, problem) }
+        self = .selector(selector)
+    }
+
+    /// The references it names; none for a selector.
+    package var references: [ReferenceID] {
+        if case .references(let references) = self { references } else { [] }
+    }
+
+    /// The selector it takes instead of references, if it does.
+    package var selector: RetractionSelector? {
+        if case .selector(let selector) = self { selector } else { nil }
+    }
 }
 
 extension Retraction {
@@ -140,10 +202,8 @@ package struct PushesSent: Hashable, Sendable {
 /// What asking for a retraction takes.
 package struct RetractionRequest: Hashable, Sendable {
     package var appID: Int64
-    /// The references to retract; empty when ``selector`` says what to retract.
-    package var references: [ReferenceID]
-    /// Every delivery with one label instead of references.
-    package var selector: RetractionSelector?
+    /// Its references, or the selector that says what to retract.
+    package var target: RetractionTarget
     /// Who asked: an API key's name, a user at a terminal.
     package var requestedBy: String
     package var reason: String?
@@ -156,12 +216,11 @@ package struct RetractionRequest: Hashable, Sendable {
     package var badge: Int?
 
     package init(
-        appID: Int64, references: [ReferenceID], selector: RetractionSelector? = nil, requestedBy: String, reason: String? = nil,
-        dryRun: Bool = false, idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil
+        appID: Int64, target: RetractionTarget, requestedBy: String, reason: String? = nil, dryRun: Bool = false,
+        idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil
     ) {
         self.appID = appID
-        self.references = references
-        self.selector = selector
+        self.target = target
         self.requestedBy = requestedBy
         self.reason = reason
         self.dryRun = dryRun
@@ -169,6 +228,11 @@ package struct RetractionRequest: Hashable, Sendable {
         self.mode = mode
         self.badge = badge
     }
+
+    /// The references to retract; empty when ``selector`` says what to retract.
+    package var references: [ReferenceID] { target.references }
+    /// Every delivery with one label instead of references.
+    package var selector: RetractionSelector? { target.selector }
 
     /// The most references one retraction may name.
     package static let maximumReferences = 1000

@@ -61,13 +61,13 @@ package struct DeviceReferences: Hashable, Sendable {
     /// a newer notification, not being retracted, was sent to it under the
     /// same collapse id and took its place. An alert under that collapse id
     /// would hide the newer one. Found just before sending (see
-    /// ``RetractStore/supersededReferences(appID:devices:retracted:)``);
+    /// `RetractStore.supersededReferences(appID:devices:retracted:)`);
     /// empty until then.
     package var superseded: Set<ReferenceID> = []
     /// What the app's recent earlier retractions took from this device,
     /// newest first, none of it in ``references``: references, and threads
     /// retracted whole. It rides along in its pushes (see
-    /// ``RetractStore/recentRetractions(appID:devices:since:excluding:listLimit:)``);
+    /// `RetractStore.recentRetractions(appID:devices:since:excluding:listLimit:)`);
     /// empty until then.
     package var history: [PayloadBuilder.Retracted] = []
 
@@ -106,7 +106,7 @@ package struct DevicePage: Hashable, Sendable {
 extension DevicePage {
     /// One delivery row: a reference, its device and the device's service,
     /// when it was sent, and when the token was found dead if it was.
-    typealias Row = (
+    package typealias Row = (
         reference: String, token: DeviceToken, transport: PushService, sentAt: Date, deadSince: Date?, collapseID: String?
     )
 
@@ -122,7 +122,7 @@ extension DevicePage {
     /// live deliveries: the app registered the token again after it died. A
     /// token recorded through both services (which real tokens never are) is
     /// reached through APNs.
-    init(merging rows: [Row], limit: Int) {
+    package init(merging rows: [Row], limit: Int) {
         var perReference: [String: (count: Int, last: DeviceToken)] = [:]
         var devices: [DeviceToken: Device] = [:]
         for row in rows {
@@ -140,7 +140,7 @@ extension DevicePage {
     /// devices. With `lastMayContinue` (the rows were cut at a row limit),
     /// the last device's rows may go on past them, so it is left to the next
     /// page, unless it is the only device.
-    init(selecting rows: [Row], limit: Int, mayHaveMore: Bool, lastMayContinue: Bool) {
+    package init(selecting rows: [Row], limit: Int, mayHaveMore: Bool, lastMayContinue: Bool) {
         var devices: [DeviceToken: Device] = [:]
         var tokens: [DeviceToken] = []
         for row in rows {

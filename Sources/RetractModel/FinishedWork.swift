@@ -1,7 +1,7 @@
 import Foundation
 
 /// What finished work items add up to, per retraction and per app: what
-/// ``RetractStore/finishReporting(_:)`` writes in its one transaction.
+/// `RetractStore.finishReporting(_:)` writes in its one transaction.
 /// Pure, so it is tested without a database.
 package struct FinishedWork {
     /// Counts to add, per retraction.

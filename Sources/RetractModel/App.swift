@@ -37,6 +37,24 @@ package struct App: Hashable, Sendable, Codable {
     package var retractionText: String = RetractionMode.defaultText
     package var createdAt: Date
 
+    package init(
+        id: Int64, name: String, topic: String, environment: Environment, endpoint: String? = nil, dialect: PayloadDialect,
+        authentication: Authentication, fcmServiceAccountPath: String? = nil, retractionMode: RetractionMode = .background,
+        retractionText: String = RetractionMode.defaultText, createdAt: Date
+    ) {
+        self.id = id
+        self.name = name
+        self.topic = topic
+        self.environment = environment
+        self.endpoint = endpoint
+        self.dialect = dialect
+        self.authentication = authentication
+        self.fcmServiceAccountPath = fcmServiceAccountPath
+        self.retractionMode = retractionMode
+        self.retractionText = retractionText
+        self.createdAt = createdAt
+    }
+
     /// The services the app has credentials for.
     package var services: [PushService] {
         (authentication == .fcmOnly ? [] : [.apns]) + (fcmServiceAccountPath == nil ? [] : [.fcm])
@@ -103,7 +121,7 @@ package struct AppRegistration: Hashable, Sendable {
     }
 
     /// Every field the registration sets, for the audit log.
-    var auditDetails: [String: String] {
+    package var auditDetails: [String: String] {
         var details = ["name": name, "topic": topic, "environment": environment.rawValue, "dialect": dialect.rawValue]
         details["endpoint"] = endpoint
         switch authentication {

@@ -9,6 +9,16 @@ package struct AppWebhook: Hashable, Sendable {
     package var secret: String
     package var createdAt: Date
     package var updatedAt: Date
+
+    package init(
+        appID: Int64, url: String, secret: String, createdAt: Date, updatedAt: Date
+    ) {
+        self.appID = appID
+        self.url = url
+        self.secret = secret
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
 }
 
 /// One retraction's completion webhook and what became of it: shown by
@@ -83,6 +93,19 @@ package struct ClaimedWebhookDelivery: Hashable, Sendable {
     package func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(claim)
+    }
+
+    package init(
+        id: UUID, retractionID: UUID, appID: Int64, attempts: Int, firstAttemptAt: Date, claim: UUID,
+        webhook: (url: String, secret: String)? = nil
+    ) {
+        self.id = id
+        self.retractionID = retractionID
+        self.appID = appID
+        self.attempts = attempts
+        self.firstAttemptAt = firstAttemptAt
+        self.claim = claim
+        self.webhook = webhook
     }
 }
 
