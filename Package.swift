@@ -149,6 +149,13 @@ let package = Package(
             ]
         ),
         .target(
+            // What a process needs to run on a machine of its own and not only as a service: a throwaway
+            // PostgreSQL cluster, clean-up on Ctrl-C, stdout a line at a time. `retract demo` (the embedded
+            // default) and the fault suite use it; `retract serve` and the server modules do not.
+            name: "RetractDevSupport",
+            dependencies: [server("NIOConcurrencyHelpers", "swift-nio")]
+        ),
+        .target(
             // The ledger's vocabulary (apps, deliveries, retractions, work items, selectors, modes, what went wrong),
             // shared by the store, the engine, the server and the CLI. Foundation and RetractKit only: no PostgreSQL, no NIO.
             name: "RetractModel",
@@ -219,6 +226,7 @@ let package = Package(
         .executableTarget(
             name: "retract",
             dependencies: [
+                "RetractDevSupport",
                 "SimulatorSupport",
                 "RetractFCM",
                 "FCMSimulator",
@@ -263,6 +271,7 @@ let package = Package(
             // The fault suite (scripts/chaos): the `retract` binary against simulators and a PostgreSQL that misbehave.
             name: "retract-chaos",
             dependencies: [
+                "RetractDevSupport",
                 "SimulatorSupport",
                 "FCMSimulator",
                 "RetractFCM",
@@ -319,6 +328,19 @@ let package = Package(
             ]
         ),
         .testTarget(
+            // The HTTP/2 pool's own tests: its routing and backoff (ConnectionSlots), and one connection's
+            // streams driven frame by frame on NIO's EmbeddedChannel.
+            name: "RetractHTTP2Tests",
+            dependencies: [
+                "RetractHTTP2",
+                server("NIOCore", "swift-nio"),
+                server("NIOEmbedded", "swift-nio"),
+                server("NIOConcurrencyHelpers", "swift-nio"),
+                server("NIOHTTP2", "swift-nio-http2"),
+                server("NIOHPACK", "swift-nio-http2"),
+            ]
+        ),
+        .testTarget(
             name: "RetractAPNsTests",
             dependencies: [
                 "RetractAPNs",
@@ -336,6 +358,7 @@ let package = Package(
         .testTarget(
             name: "RetractStoreTests",
             dependencies: [
+                "RetractDevSupport",
                 "SimulatorSupport",
                 "RetractModel",
                 "RetractStore",
@@ -415,6 +438,7 @@ let package = Package(
             // executable target makes `swift build --build-tests` build it.
             name: "retractTests",
             dependencies: [
+                "RetractDevSupport",
                 "PayloadVectors",
                 "FCMSimulator",
                 "retract",

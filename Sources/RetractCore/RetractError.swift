@@ -101,10 +101,3 @@ extension RetractError {
         }
     }
 }
-
-extension Duration {
-    /// The duration in seconds, for rates and messages.
-    package var inSeconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -1,10 +1,10 @@
 import Foundation
 import Logging
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import RetractKit
 import RetractModel
-import RetractStore
 
 /// Sends the pushes of queued retractions: claims work items from the
 /// ledger's queue, reads each item's devices, sends every device one push
@@ -15,8 +15,11 @@ import RetractStore
 /// One that dies leaves its items claimed until their lease ends; another
 /// worker then sends them again, so every device gets its push at least once.
 package final class RetractionWorker: Sendable {
-    private let store: RetractStore
+    /// The ledger's queue: `RetractStore` in production.
+    private let queue: any WorkQueue
     private let settings: EngineSettings
+    /// When an item is given up, and how it goes back to the queue.
+    private let rules: ItemRules
     private let logger: Logger
     private let sender: PushSender
     /// Names this worker's claims in the queue, for operators.
@@ -42,16 +45,40 @@ package final class RetractionWorker: Sendable {
         var app: App
     }
 
+    /// A worker of the engine's ledger, sending through the engine's windows.
+    ///
     /// - Parameter webhooks: what POSTs completion webhooks; without it,
     ///   this worker leaves them to others.
-    package init(engine: RetractEngine, name: String = RetractionWorker.defaultName, webhooks: WebhookSender? = nil) {
-        store = engine.store
-        settings = engine.settings
-        logger = engine.logger
-        sender = engine.sender
-        wake = engine.sender.wake
+    package convenience init(engine: RetractEngine, name: String = RetractionWorker.defaultName, webhooks: WebhookSender? = nil) {
+        self.init(
+            queue: engine.store, settings: engine.settings, logger: engine.logger, sender: engine.sender, name: name,
+            webhooks: webhooks.map { WebhookCourier(engine: engine, sender: $0, worker: name) })
+    }
+
+    /// A worker of `queue` with windows of its own, sending through
+    /// `transports`, and leaving webhooks to others: the worker as the tests
+    /// run it over the in-memory queue.
+    package convenience init(
+        queue: any WorkQueue, transports: any TransportProvider, settings: EngineSettings = EngineSettings(),
+        logger: Logger = Logger(label: "retract.worker"), name: String = RetractionWorker.defaultName
+    ) {
+        let sender = PushSender(
+            transports: transports, window: settings.window, smallestWindow: settings.smallestWindow, policy: settings.retryPolicy,
+            metrics: EngineMetrics(factory: MetricsSystem.factory))
+        self.init(queue: queue, settings: settings, logger: logger, sender: sender, name: name, webhooks: nil)
+    }
+
+    private init(
+        queue: any WorkQueue, settings: EngineSettings, logger: Logger, sender: PushSender, name: String, webhooks: WebhookCourier?
+    ) {
+        self.queue = queue
+        self.settings = settings
+        rules = ItemRules(settings)
+        self.logger = logger
+        self.sender = sender
+        wake = sender.wake
         self.name = name
-        self.webhooks = webhooks.map { WebhookCourier(engine: engine, sender: $0, worker: name) }
+        self.webhooks = webhooks
     }
 
     /// `host:pid`, unique among running processes.
@@ -97,13 +124,13 @@ package final class RetractionWorker: Sendable {
         let wake = wake
         while !Task.isCancelled {
             do {
-                try await store.listenForWork { wake.signal() }
+                try await queue.listenForWork { wake.signal() }
                 // The notifications ended without an error: listen again, but not in a hot loop.
                 try? await Task.sleep(for: .seconds(1))
             } catch {
                 logger.warning(
                     "not listening for new work; idle lanes poll until listening again",
-                    metadata: ["error": "\(error)", "poll": "\(Self.describe(settings.idlePoll))"])
+                    metadata: ["error": "\(error)", "poll": "\(settings.idlePoll.spoken)"])
                 try? await Task.sleep(for: .seconds(1))
             }
         }
@@ -166,6 +193,10 @@ package final class RetractionWorker: Sendable {
         return min(max(pages, Self.fewestLanes), settings.lanes)
     }
 
+    /// The most of a device's recent earlier retractions read for its pushes:
+    /// more than a push body holds.
+    static let historyListLimit = 1_000
+
     /// The lanes that always claim work (fewer if ``EngineSettings/lanes`` says so).
     static let fewestLanes = 4
 
@@ -181,7 +212,7 @@ package final class RetractionWorker: Sendable {
                 await wake.wait(after: seen, atMost: settings.idlePoll)
                 continue
             }
-            let claimed = try await store.claimWork(worker: name, limit: 1, lease: settings.lease, retractions: ids)
+            let claimed = try await queue.claimWork(worker: name, limit: 1, lease: settings.lease, retractions: ids)
             guard let item = claimed.first else {
                 if let ids, try await allFinished(ids) {
                     finished?.withLockedValue { $0 = true }
@@ -201,7 +232,7 @@ package final class RetractionWorker: Sendable {
 
     private func allFinished(_ ids: [UUID]) async throws(StoreError) -> Bool {
         for id in ids {
-            guard let retraction = try await store.retraction(id: id) else { continue }
+            guard let retraction = try await queue.retraction(id: id) else { continue }
             if retraction.state == .queued || retraction.state == .sending { return false }
         }
         return true
@@ -214,17 +245,17 @@ package final class RetractionWorker: Sendable {
     /// when the worker stops or the database connection dropped (neither
     /// counts as an attempt), after a backoff when the database refused it.
     private func keepingLease(of item: ClaimedWorkItem, _ body: @escaping @Sendable () async throws(StoreError) -> Void) async {
-        let lease = settings.lease
-        let store = store
+        let (lease, interval) = (settings.lease, rules.extensionInterval)
+        let queue = queue
         var failure: StoreError?
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await body() }
                 group.addTask {
                     while true {
-                        try await Task.sleep(for: lease / 3)
+                        try await Task.sleep(for: interval)
                         // A failed extension is tried again at the next third; only a refusal ends the work.
-                        if let held = try? await store.extendLease([item], by: lease), held.isEmpty { throw LeaseLost() }
+                        if let held = try? await queue.extendLease([item], by: lease), held.isEmpty { throw LeaseLost() }
                     }
                 }
                 // The first to end ends both: the work, or the keeper on a lost lease.
@@ -251,24 +282,19 @@ package final class RetractionWorker: Sendable {
             metadata: ["item": "\(item.id)", "released": "\(released)", "error": "\(failure?.message ?? "the worker is stopping")"])
     }
 
-    /// Puts an item that could not be finished back in the queue. The stop of
-    /// a worker, or a dropped connection, does not count as an attempt: a
-    /// dropped connection is waited out, giving the item back once the
-    /// database answers, as long as the claim lasts. Its devices sent so far
-    /// may get a second push.
+    /// Puts an item that could not be finished back in the queue, as
+    /// ``ItemRules/giveBack(_:after:draining:)`` says. Its devices sent so
+    /// far may get a second push.
     private func giveBack(_ item: ClaimedWorkItem, after failure: StoreError?) async -> Bool {
-        guard let failure else { return (try? await store.release(item, .stopping)) ?? false }
-        guard failure.code == .connectionLost else {
-            // 1 s, doubling, at most a lease: a poison item is given up within minutes.
-            let backoff = min(Duration.seconds(1 << min(max(item.claims - 1, 0), 10)), settings.lease)
-            return (try? await store.release(item, .failed(failure.message, retryAfter: backoff))) ?? false
+        switch rules.giveBack(item, after: failure, draining: isDraining) {
+        case .release(let reason):
+            return (try? await queue.release(item, reason)) ?? false
+        case .onceReconnected(let reason, let limit):
+            return
+                (try? await queue.waitingOutLostConnections(for: limit) { () async throws(StoreError) in
+                    try await queue.release(item, reason)
+                }) ?? false
         }
-        // Past the lease, the claim has lapsed and another worker may hold the item; a
-        // stopping worker tries once, so as not to hold up its shutdown.
-        return
-            (try? await store.waitingOutLostConnections(for: isDraining ? .zero : settings.lease) { () async throws(StoreError) in
-                try await store.release(item, .interrupted(failure.message))
-            }) ?? false
     }
 
     private struct LeaseLost: Error {}
@@ -280,11 +306,11 @@ package final class RetractionWorker: Sendable {
         // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
         if stopped.withLockedValue({ $0.contains(job.retraction.id) }) {
-            try await store.release(item, .stopping)
+            try await queue.release(item, .stopping)
             return
         }
-        if let reason = giveUpReason(for: item) {
-            let failed = try await store.giveUp(item, of: job.retraction, reason: reason)
+        if let reason = rules.giveUpReason(for: item, now: Date()) {
+            let failed = try await queue.giveUp(item, of: job.retraction, reason: reason)
             logger.error(
                 "work item given up",
                 metadata: ["item": "\(item.id)", "retraction": "\(job.retraction.id)", "devices": "\(failed)", "reason": "\(reason)"])
@@ -298,116 +324,54 @@ package final class RetractionWorker: Sendable {
         }
     }
 
-    /// Why an item is given up rather than worked, if it is: it was claimed
-    /// more than ``EngineSettings/itemAttempts`` times without being finished, or
-    /// has waited longer than ``EngineSettings/outageLimit`` for its service.
-    private func giveUpReason(for item: ClaimedWorkItem) -> String? {
-        if item.claims > settings.itemAttempts {
-            let last = item.lastError ?? "each claim ended without a result (the worker died, or lost its lease)"
-            return "given up after \(item.claims - 1) attempts: \(last)"
-        }
-        if let since = item.waitingSince, Date().timeIntervalSince(since) > settings.outageLimit.inSeconds {
-            return "the service could not be reached for \(Self.describe(settings.outageLimit)): \(item.lastError ?? "no connection")"
-        }
-        return nil
-    }
-
     private func workPage(_ item: ClaimedWorkItem, after: DeviceToken?, through: DeviceToken?, job: Job) async throws(StoreError) {
         logger.debug("reading a page", metadata: ["item": "\(item.id)"])
         let page: DevicePage
         switch job.retraction.target {
         case .references(let references):
-            page = try await store.devicePage(
+            page = try await queue.devicePage(
                 appID: job.app.id, references: references, after: after, through: through, limit: settings.pageSize)
         case .selector(let selector):
-            page = try await store.devicePage(
+            page = try await queue.devicePage(
                 appID: job.app.id, selector: selector, after: after, through: through, limit: settings.pageSize)
         }
         logger.debug("page read", metadata: ["item": "\(item.id)", "devices": "\(page.devices.count)"])
         // The rest of the range becomes an item another lane can take now.
-        var end = through
-        if page.mayHaveMore, let last = page.last {
-            guard try await store.splitPage(item, at: last) else { return }
+        let (splitAt, end) = Settlement.split(page, through: through)
+        if let splitAt {
+            guard try await queue.splitPage(item, at: splitAt) else { return }
             // The rest is due now: an idle lane here takes it without waiting for the ledger's notification.
             wake.signal()
-            end = last
         }
         let sending = await send(try await withHistory(try await superseding(page.devices, job: job), job: job), job: job, attempt: 1)
         // Cancelled mid-send, the outcomes lack the devices not reached: finishing
         // would drop them. The item is given back instead (keepingLease).
         guard !Task.isCancelled else { return }
-        if sending.interruptedByStop {
-            try await store.release(item, .stopping)
-            return
-        }
-        var remainders: [PageRemainder] = []
-        if sending.stopReason == nil, let reason = sending.unreachable {
-            let delay = Self.outageRetryDelay(for: item)
-            // Every device the service answered for is settled, wherever it
-            // lies in the page: a pool whose connections come back one by one
-            // answers some of a burst and not the rest, and sending an answered
-            // device again would push it twice. Each run of devices it was not
-            // reached for waits for it, as a page of its own.
-            let runs = Self.unansweredRuns(sending.outcomes)
-            if runs == [0..<page.devices.count] {
-                try await store.release(item, .unreachable(reason, devices: page.devices.count, retryAfter: delay))
-                return
-            }
-            remainders = runs.map { run in
-                PageRemainder(
-                    after: run.lowerBound == 0 ? after : page.devices[run.lowerBound - 1].token,
-                    through: run.upperBound == page.devices.count ? end : page.devices[run.upperBound - 1].token,
-                    waiting: run.count, delay: delay, reason: reason)
-            }
-        }
-        var tally = Tally(budget: settings.retryBudget)
-        let now = Date()
-        for (index, device) in page.devices.enumerated() {
-            // Those in a remainder are counted when it is sent.
-            guard let outcome = sending.outcomes[index], remainders.isEmpty || !Self.isUnanswered(outcome) else { continue }
-            tally.add(
-                outcome, for: device, pushes: sending.pushes[index], history: sending.history[index], attempt: 1, isRetry: false,
-                failingSince: nil, now: now)
-        }
-        // A dead token skipped inside a remainder is skipped, and counted, when the remainder is read.
-        let skipped = page.skipped.filter { token in !remainders.contains { $0.covers(token) } }.count
-        tally.counts.dead += skipped
-        tally.counts.skipped += skipped
-        try await finish(item, tally: tally, stopReason: sending.stopReason, remainders: remainders, job: job)
+        try await settle(
+            Settlement.page(
+                item, after: after, through: end, page: page, sending: sending, retryBudget: settings.retryBudget, now: Date()),
+            of: item, job: job)
     }
 
     private func workPush(_ item: ClaimedWorkItem, device: DeviceReferences, job: Job) async throws(StoreError) {
         // Found dead since the retraction was made (by another retraction, say): not sent again.
-        if let dead = try await store.deadToken(device.token, appID: job.app.id), dead.learnedAt >= job.retraction.createdAt {
-            var tally = Tally(budget: settings.retryBudget)
-            tally.counts.dead = 1
-            tally.counts.retrying = -1
-            try await finish(item, tally: tally, stopReason: nil, job: job)
+        if let dead = try await queue.deadToken(device.token, appID: job.app.id), dead.learnedAt >= job.retraction.createdAt {
+            try await settle(Settlement.retryFoundDead(item), of: item, job: job)
             return
         }
         let sending = await send(
             try await withHistory(try await superseding([device], job: job), job: job), job: job, attempt: item.attempts)
         guard !Task.isCancelled else { return }
-        if sending.interruptedByStop {
-            try await store.release(item, .stopping)
-            return
+        try await settle(
+            Settlement.push(item, device: device, sending: sending, retryBudget: settings.retryBudget, now: Date()), of: item, job: job)
+    }
+
+    /// Does what the settlement says: gives the item back, or finishes it.
+    private func settle(_ settlement: Settlement, of item: ClaimedWorkItem, job: Job) async throws(StoreError) {
+        switch settlement {
+        case .release(let reason): try await queue.release(item, reason)
+        case .finish(let result): try await finish(result, job: job)
         }
-        if sending.stopReason == nil, let reason = sending.unreachable {
-            try await store.release(item, .unreachable(reason, devices: 1, retryAfter: Self.outageRetryDelay(for: item)))
-            return
-        }
-        var tally = Tally(budget: settings.retryBudget)
-        if let outcome = sending.outcomes.first ?? nil {
-            // The time it waited for a service that could not be reached does not count against its budget.
-            let now = Date()
-            let failingSince = item.firstFailedAt.map { first in
-                item.waitingSince.map { first.addingTimeInterval(now.timeIntervalSince($0)) } ?? first
-            }
-            tally.add(
-                outcome, for: device, pushes: sending.pushes[0], history: sending.history[0], attempt: item.attempts, isRetry: true,
-                failingSince: failingSince, now: now)
-        }
-        try await finish(item, tally: tally, stopReason: sending.stopReason, job: job)
     }
 
     /// Finishes the item in one transaction. A retraction with a stop reason
@@ -419,21 +383,16 @@ package final class RetractionWorker: Sendable {
     /// the claim lasts, and the same finish tried again: what was sent is not
     /// sent twice. Trying again is safe even if the first commit went through,
     /// as a finish applies only to the items its claim still holds.
-    private func finish(
-        _ item: ClaimedWorkItem, tally: Tally, stopReason: String?, remainders: [PageRemainder] = [], job: Job
-    ) async throws(StoreError) {
-        let result = WorkResult(
-            item: item, counts: tally.counts, pushes: tally.pushes, retries: tally.retries, deadTokens: tally.dead,
-            failures: tally.failures,
-            stopReason: stopReason, remainders: remainders)
+    private func finish(_ result: WorkResult, job: Job) async throws(StoreError) {
+        let item = result.item
         logger.debug("finishing", metadata: ["item": "\(item.id)"])
-        let finished = try await store.waitingOutLostConnections(for: settings.lease) { () async throws(StoreError) in
-            try await store.finishReporting([result])
+        let finished = try await queue.waitingOutLostConnections(for: settings.lease) { () async throws(StoreError) in
+            try await queue.finishReporting([result])
         }
         logger.debug("finished", metadata: ["item": "\(item.id)", "held": "\(finished.held.contains(item.id))"])
-        if let stopReason {
+        if let stopReason = result.stopReason {
             // Not held: the claim lapsed, or a first try committed and its answer was lost. The ledger says which.
-            let failed = try? await store.retraction(id: item.retractionID).map { $0.state == .failed }
+            let failed = try? await queue.retraction(id: item.retractionID).map { $0.state == .failed }
             if finished.held.contains(item.id) || failed == true { stop(job, because: stopReason) }
         }
         for duration in finished.completed.values { sender.metrics.retractionCompleted(after: duration) }
@@ -441,8 +400,8 @@ package final class RetractionWorker: Sendable {
 
     private func job(for id: UUID) async throws(StoreError) -> Job? {
         if let known = retractions.withLockedValue({ $0[id] }) { return known }
-        guard let retraction = try await store.retraction(id: id) else { return nil }
-        guard let app = try await store.app(id: retraction.appID) else {
+        guard let retraction = try await queue.retraction(id: id) else { return nil }
+        guard let app = try await queue.app(id: retraction.appID) else {
             throw StoreError(.notFound, "retraction \(id): its app \(retraction.appID) does not exist")
         }
         let job = Job(retraction: retraction, app: app)
@@ -466,64 +425,7 @@ package final class RetractionWorker: Sendable {
         retractions.withLockedValue { $0[job.retraction.id] = nil }
     }
 
-    /// When an item that could not reach its service is due again: after
-    /// half of its wait so far, from 1 to 15 s.
-    private static func outageRetryDelay(for item: ClaimedWorkItem) -> Duration {
-        EngineSettings.outageRetryDelay(afterWaiting: item.waitingSince.map { .seconds(Date().timeIntervalSince($0)) } ?? .zero)
-    }
-
-    /// Whether a device's push did not reach its service: no answer, or
-    /// `unreachable`.
-    static func isUnanswered(_ outcome: PushOutcome?) -> Bool {
-        guard let outcome else { return true }
-        if case .unreachable = outcome { return true }
-        return false
-    }
-
-    /// The runs of consecutive devices, in the page's token order, whose
-    /// push did not reach its service.
-    static func unansweredRuns(_ outcomes: [PushOutcome?]) -> [Range<Int>] {
-        var runs: [Range<Int>] = []
-        var start: Int?
-        for (index, outcome) in outcomes.enumerated() {
-            if isUnanswered(outcome) {
-                if start == nil { start = index }
-            } else if let first = start {
-                runs.append(first..<index)
-                start = nil
-            }
-        }
-        if let first = start { runs.append(first..<outcomes.count) }
-        return runs
-    }
-
-    static func describe(_ duration: Duration) -> String {
-        if duration < .seconds(1) { return "\(Int((duration.inSeconds * 1000).rounded())) ms" }
-        let seconds = Int(duration.inSeconds)
-        if seconds % 3600 == 0 { return "\(seconds / 3600) h" }
-        if seconds % 60 == 0 { return "\(seconds / 60) min" }
-        return "\(seconds) s"
-    }
-
     // MARK: - Sending
-
-    /// What sending a list of devices came to.
-    private struct Sending {
-        /// One per device, in order; nil for a device not sent to (sending stopped before it).
-        var outcomes: [PushOutcome?]
-        /// The pushes the service accepted, per device.
-        var pushes: [Int]
-        /// Per device, the earlier retractions' references its pushes carried and left out.
-        var history: [HistoryCarried]
-        /// Set when the app's credentials could not be used or were refused:
-        /// the retraction stops, and its account says why.
-        var stopReason: String?
-        /// Set when a push could not reach its service: the devices from
-        /// there on wait for it to come back.
-        var unreachable: String?
-        /// Another lane stopped the retraction while this one was sending.
-        var interruptedByStop = false
-    }
 
     /// `devices` with the references each no longer shows marked
     /// (``DeviceReferences/superseded``), in the modes whose alerts take a
@@ -535,7 +437,7 @@ package final class RetractionWorker: Sendable {
         // A selector names no references: those of the devices in hand are the ones being retracted.
         let retracted =
             job.retraction.selector == nil ? job.retraction.references : Array(Set(devices.flatMap(\.references)))
-        let superseded = try await store.supersededReferences(appID: job.app.id, devices: devices, retracted: retracted)
+        let superseded = try await queue.supersededReferences(appID: job.app.id, devices: devices, retracted: retracted)
         guard !superseded.isEmpty else { return devices }
         return devices.map { device in
             var device = device
@@ -551,9 +453,9 @@ package final class RetractionWorker: Sendable {
     private func withHistory(_ devices: [DeviceReferences], job: Job) async throws(StoreError) -> [DeviceReferences] {
         guard settings.historyWindow > .zero, RetractionPushes.carriesHistory(mode: job.retraction.mode, dialect: job.app.dialect)
         else { return devices }
-        let found = try await store.recentRetractions(
+        let found = try await queue.recentRetractions(
             appID: job.app.id, devices: devices.map(\.token), since: Date().addingTimeInterval(-settings.historyWindow.inSeconds),
-            excluding: job.retraction.id)
+            excluding: job.retraction.id, listLimit: Self.historyListLimit)
         guard !found.isEmpty else { return devices }
         let ownThread = wholeThread(of: job).map(PayloadBuilder.Retracted.thread)
         return devices.map { device in
@@ -586,9 +488,8 @@ package final class RetractionWorker: Sendable {
     /// After a refusal, a push that could not reach its service, or the
     /// retraction's stop, no more pushes start.
     private func send(_ devices: [DeviceReferences], job: Job, attempt: Int) async -> Sending {
-        var sending = Sending(
-            outcomes: Array(repeating: nil, count: devices.count), pushes: Array(repeating: 0, count: devices.count),
-            history: Array(repeating: HistoryCarried(), count: devices.count))
+        var sending = Sending(count: devices.count)
+        var history = Array(repeating: HistoryCarried(), count: devices.count)
         // Made before anything is sent: credentials that cannot be used stop the retraction with nothing counted.
         var transports: [PushService: any PushTransport] = [:]
         var pacings: [PushService: TransportPacing] = [:]
@@ -617,14 +518,15 @@ package final class RetractionWorker: Sendable {
                 do {
                     planned = try plan.pushes(for: device, limit: transports[device.transport]!.bodyLimit)
                 } catch {
-                    sending.outcomes[index] = .failed(reason: "payload: \(error)")
+                    sending.devices[index] = Sending.Device(.failed(reason: "payload: \(error)"))
                     continue
                 }
                 let (pushes, unreached) = (planned.pushes, planned.unreached)
-                sending.history[index] = HistoryCarried(carried: planned.historyCarried, leftOut: planned.historyLeftOut)
+                history[index] = HistoryCarried(carried: planned.historyCarried, leftOut: planned.historyLeftOut)
                 guard !pushes.isEmpty else {
-                    sending.outcomes[index] = .failed(
-                        reason: unreached.isEmpty ? RetractionPushes.superseded : RetractionPushes.noCollapseID)
+                    sending.devices[index] = Sending.Device(
+                        .failed(reason: unreached.isEmpty ? RetractionPushes.superseded : RetractionPushes.noCollapseID),
+                        history: history[index])
                     continue
                 }
                 let pacing = pacings[device.transport]!
@@ -660,8 +562,7 @@ package final class RetractionWorker: Sendable {
                 }
             }
             for await (index, outcome, accepted) in group {
-                sending.outcomes[index] = outcome
-                sending.pushes[index] = accepted
+                sending.devices[index] = Sending.Device(outcome, pushes: accepted, history: history[index])
                 sender.metrics.count(1, .retraction, outcome: outcome)
                 switch outcome {
                 case .authenticationFailed(let reason):

@@ -45,7 +45,7 @@ package struct Tally: Sendable {
         case .retry(let delay, let reason):
             let since = failingSince ?? now
             guard now.timeIntervalSince(since) < budget.inSeconds else {
-                fail(reason: "no success within the \(RetractionWorker.describe(budget)) retry budget: \(reason)", isRetry: isRetry)
+                fail(reason: "no success within the \(budget.spoken) retry budget: \(reason)", isRetry: isRetry)
                 return
             }
             retries.append(PushRetry(device: device, delay: delay, attempts: attempt, lastError: reason, failingSince: since))

@@ -9,7 +9,6 @@ import RetractStore
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
-import RetractModel
 #endif
 
 /// Where completion webhooks may go, checked when a webhook is set and again

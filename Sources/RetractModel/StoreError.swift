@@ -54,3 +54,25 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
     package var description: String { message }
 }
+
+extension StoreError {
+    /// Runs `operation`, and again every `pause` while it fails because the
+    /// database cannot be reached (``Code/connectionLost``: PostgreSQL
+    /// restarting), for at most `patience` or until the task is cancelled;
+    /// then its last error. `lost` hears of each such failure. For a write
+    /// that must not be lost to a short outage and is safe to repeat.
+    package static func waitingOutLostConnections<Result>(
+        for patience: Duration, pause: Duration = .seconds(1), lost: (StoreError) -> Void = { _ in },
+        _ operation: () async throws(StoreError) -> Result
+    ) async throws(StoreError) -> Result {
+        let deadline = ContinuousClock.now + patience
+        while true {
+            do {
+                return try await operation()
+            } catch  where error.code == .connectionLost && ContinuousClock.now < deadline && !Task.isCancelled {
+                lost(error)
+                try? await Task.sleep(for: pause)
+            }
+        }
+    }
+}

@@ -64,6 +64,21 @@ package enum ReleaseReason: Hashable, Sendable {
     case unreachable(String, devices: Int, retryAfter: Duration)
 }
 
+extension ReleaseReason {
+    /// What releasing an item for this reason does to it: due again after
+    /// `delay`; the claim counted as an attempt or not; the error it keeps;
+    /// the devices now waiting for their service (nil: as they were; 0: the
+    /// wait is over, the item was worked on and its service answered).
+    package var effect: (delay: Duration, countsAsAttempt: Bool, error: String, waiting: Int?) {
+        switch self {
+        case .stopping: (.zero, false, "released by a stopping worker", nil)
+        case .interrupted(let error): (.zero, false, error, nil)
+        case .failed(let error, let delay): (delay, true, error, 0)
+        case .unreachable(let error, let devices, let delay): (delay, false, error, devices)
+        }
+    }
+}
+
 /// A run of a claimed page's devices that could not be sent because their
 /// service could not be reached: queued as a page of its own, due after
 /// `delay`.
@@ -114,6 +129,26 @@ package struct PushRetry: Hashable, Sendable {
         self.attempts = attempts
         self.lastError = lastError
         self.failingSince = failingSince
+    }
+}
+
+extension WorkResult {
+    /// The result of giving up on `item`: its devices count as failed with
+    /// `reason`; those of a page known dead (`dead`, of its `devices`), as
+    /// dead and skipped, as a page read would have counted them. A push
+    /// item's one device leaves `retrying`.
+    package static func givingUp(_ item: ClaimedWorkItem, reason: String, devices: Int, dead: Int) -> WorkResult {
+        var counts = RetractionCounts()
+        switch item.kind {
+        case .push:
+            counts.failed = 1
+            counts.retrying = -1
+        case .page:
+            counts.failed = devices - dead
+            counts.dead = dead
+            counts.skipped = dead
+        }
+        return WorkResult(item: item, counts: counts, failures: counts.failed > 0 ? [reason: counts.failed] : [:])
     }
 }
 

@@ -67,19 +67,21 @@ extension RetractStore {
         }
     }
 
+    /// An app's columns, a line for each group ``apps(from:)`` reads.
     private static let appColumns =
         """
-        id, name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path, created_at,
-        fcm_service_account_path, retraction_mode, retraction_text
+        id, name, topic, environment, endpoint, dialect, auth_kind,
+        key_id, team_id, key_path, certificate_path, created_at, fcm_service_account_path, retraction_mode, retraction_text
         """
 
     private static func apps(from rows: PostgresRowSequence) async throws -> [App] {
         var apps: [App] = []
         for try await row in rows {
-            let (id, name, topic, environment, endpoint, dialect, authKind) = try row.decode(
+            var columns = ColumnReader(row)
+            let (id, name, topic, environment, endpoint, dialect, authKind) = try columns.next(
                 (Int64, String, String, String, String?, String, String).self)
-            let (keyID, teamID, keyPath, certificatePath, createdAt, fcmServiceAccountPath, mode, text) = try row.decode(
-                (String?, String?, String?, String?, Date, String?, String, String).self, startingAt: 7)
+            let (keyID, teamID, keyPath, certificatePath, createdAt, fcmServiceAccountPath, mode, text) = try columns.next(
+                (String?, String?, String?, String?, Date, String?, String, String).self)
             let authentication: App.Authentication =
                 switch authKind {
                 case "certificate": .certificate(path: certificatePath ?? "")
@@ -100,18 +102,5 @@ extension RetractStore {
                 ))
         }
         return apps
-    }
-}
-
-extension PostgresRow {
-    /// Decodes the columns from `offset` on, for rows wider than one tuple.
-    func decode<each Column: PostgresDecodable>(_: (repeat each Column).Type, startingAt offset: Int) throws -> (repeat each Column) {
-        let cells = makeRandomAccess()
-        var index = offset
-        func next<Value: PostgresDecodable>(_: Value.Type) throws -> Value {
-            defer { index += 1 }
-            return try cells[index].decode(Value.self)
-        }
-        return (repeat try next((each Column).self))
     }
 }

@@ -157,9 +157,10 @@ extension RetractStore {
                         logger: logger)
                     var new = NewDeliveries()
                     for try await row in rows {
-                        let (appID, reference, token, sentAt, transport, collapseID) = try row.decode(
-                            (Int64, String, ByteBuffer, Date, String, String).self, startingAt: 0)
-                        let labels = try row.decode((String, String, String, String).self, startingAt: 6)
+                        var columns = ColumnReader(row)
+                        let (appID, reference, token, sentAt, transport, collapseID) = try columns.next(
+                            (Int64, String, ByteBuffer, Date, String, String).self)
+                        let labels = try columns.next((String, String, String, String).self)
                         new.append(
                             appID: appID, reference: reference, token: token, sentAt: sentAt, transport: transport, collapseID: collapseID,
                             labels: [labels.0, labels.1, labels.2, labels.3])

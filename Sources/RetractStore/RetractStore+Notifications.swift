@@ -22,8 +22,9 @@ extension RetractStore {
             var found: [(NotificationSummary, NotificationCursor)] = []
             let rows = try await readClient.query(sql, logger: logger)
             for try await row in rows {
-                let (appID, appName, reference, micros, devices, dead) = try row.decode((Int64, String, String, Int64, Int, Int).self)
-                let (first, last, thread, campaign) = try row.decode((Date, Date, String?, String?).self, startingAt: 6)
+                var columns = ColumnReader(row)
+                let (appID, appName, reference, micros, devices, dead) = try columns.next((Int64, String, String, Int64, Int, Int).self)
+                let (first, last, thread, campaign) = try columns.next((Date, Date, String?, String?).self)
                 found.append(
                     (
                         NotificationSummary(
@@ -194,9 +195,10 @@ extension RetractStore {
             logger: logger)
         var briefs: [Pair: [RetractionBrief]] = [:]
         for try await row in rows {
-            let (appID, reference, id, state, mode, dryRun, createdAt, requestedBy, reason) = try row.decode(
+            var columns = ColumnReader(row)
+            let (appID, reference, id, state, mode, dryRun, createdAt, requestedBy, reason) = try columns.next(
                 (Int64, String, UUID, String, String, Bool, Date, String, String?).self)
-            let (kind, value, sentAfter, sentBefore) = try row.decode((String?, String?, Date?, Date?).self, startingAt: 9)
+            let (kind, value, sentAfter, sentBefore) = try columns.next((String?, String?, Date?, Date?).self)
             let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map {
                 RetractionSelector($0, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore).description
             }

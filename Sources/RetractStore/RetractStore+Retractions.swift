@@ -221,16 +221,18 @@ extension RetractStore {
         return Array(hasher.finalize())
     }
 
-    /// The retraction's own columns.
+    /// The retraction's own columns, a line for each group ``retraction(from:offset:)`` reads.
     static let storedColumns = """
-        id, app_id, refs, requested_by, reason, dry_run, state, failure, total, sent, dead, retrying, failed,
-        created_at, started_at, finished_at, updated_at, skipped, mode, badge,
+        id, app_id, refs, requested_by, reason, dry_run, state, failure,
+        total, sent, dead, retrying, failed,
+        created_at, started_at, finished_at, updated_at,
+        skipped, mode, badge,
         selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs, pushes, most_pushes,
         history_carried, history_left_out
         """
 
     /// ``storedColumns`` and, from its queued work, the devices waiting for
-    /// their service and why: for reads `FROM retractions`.
+    /// their service and why (the last group read): for reads `FROM retractions`.
     static let retractionColumns =
         storedColumns + """
             ,
@@ -246,15 +248,16 @@ extension RetractStore {
     }
 
     private static func retraction(from row: PostgresRow, offset: Int) throws -> Retraction {
-        let (id, appID, refs, requestedBy, reason, dryRun, state, failure) = try row.decode(
-            (UUID, Int64, [String], String, String?, Bool, String, String?).self, startingAt: offset)
-        let (total, sent, dead, retrying, failed) = try row.decode((Int, Int, Int, Int, Int).self, startingAt: offset + 8)
-        let (createdAt, startedAt, finishedAt, updatedAt) = try row.decode((Date, Date?, Date?, Date).self, startingAt: offset + 13)
-        let (skipped, mode, badge) = try row.decode((Int, String, Int?).self, startingAt: offset + 17)
-        let (kind, value, sentAfter, sentBefore, matched, mostReferences, pushes, mostPushes) = try row.decode(
-            (String?, String?, Date?, Date?, Int?, Int?, Int, Int).self, startingAt: offset + 20)
-        let (historyCarried, historyLeftOut) = try row.decode((Int, Int).self, startingAt: offset + 28)
-        let (waiting, waitingReason) = try row.decode((Int, String?).self, startingAt: offset + 30)
+        var columns = ColumnReader(row, from: offset)
+        let (id, appID, refs, requestedBy, reason, dryRun, state, failure) = try columns.next(
+            (UUID, Int64, [String], String, String?, Bool, String, String?).self)
+        let (total, sent, dead, retrying, failed) = try columns.next((Int, Int, Int, Int, Int).self)
+        let (createdAt, startedAt, finishedAt, updatedAt) = try columns.next((Date, Date?, Date?, Date).self)
+        let (skipped, mode, badge) = try columns.next((Int, String, Int?).self)
+        let (kind, value, sentAfter, sentBefore, matched, mostReferences, pushes, mostPushes) = try columns.next(
+            (String?, String?, Date?, Date?, Int?, Int?, Int, Int).self)
+        let (historyCarried, historyLeftOut) = try columns.next((Int, Int).self)
+        let (waiting, waitingReason) = try columns.next((Int, String?).self)
         let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map { kind in
             RetractionSelector(kind, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore)
         }

@@ -71,16 +71,17 @@ extension RetractStore {
         try await perform("reading the webhook delivery of retraction \(retractionID)", idempotent: true) { [self] in
             let rows = try await client.query(
                 """
-                SELECT id, retraction_id, app_id, url, attempts, last_status, last_error, created_at, first_attempt_at,
-                       delivered_at, gave_up_at,
+                SELECT id, retraction_id, app_id, url, attempts, last_status, last_error,
+                       created_at, first_attempt_at, delivered_at, gave_up_at,
                        CASE WHEN delivered_at IS NULL AND gave_up_at IS NULL AND claim IS NULL THEN run_after END
                 FROM webhook_deliveries WHERE retraction_id = \(retractionID)
                 """,
                 logger: logger)
             for try await row in rows {
-                let (id, retraction, app, url, attempts, status, error) = try row.decode(
-                    (UUID, UUID, Int64, String, Int, Int?, String?).self, startingAt: 0)
-                let (created, first, delivered, gaveUp, next) = try row.decode((Date, Date?, Date?, Date?, Date?).self, startingAt: 7)
+                var columns = ColumnReader(row)
+                let (id, retraction, app, url, attempts, status, error) = try columns.next(
+                    (UUID, UUID, Int64, String, Int, Int?, String?).self)
+                let (created, first, delivered, gaveUp, next) = try columns.next((Date, Date?, Date?, Date?, Date?).self)
                 return WebhookDelivery(
                     id: id, retractionID: retraction, appID: app, url: url, attempts: attempts, lastStatus: status, lastError: error,
                     createdAt: created, firstAttemptAt: first, deliveredAt: delivered, gaveUpAt: gaveUp, nextAttemptAt: next)

@@ -29,17 +29,18 @@ extension RetractStore {
                 SET claim = \(claim), claimed_by = \(worker), attempts = w.attempts + 1, claims = w.claims + 1,
                     run_after = now() + \(leaseMilliseconds) * interval '1 millisecond'
                 FROM due WHERE w.id = due.id
-                RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after,
-                          w.transport::text, w.last_error, w.first_failed_at, w.waiting_since, w.claims, w.collapse_ids
+                RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after, w.transport::text,
+                          w.last_error, w.first_failed_at, w.waiting_since, w.claims, w.collapse_ids
                 """,
                 logger: logger
             )
             var items: [ClaimedWorkItem] = []
             for try await row in rows {
-                let (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds, transport) = try row.decode(
+                var columns = ColumnReader(row)
+                let (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds, transport) = try columns.next(
                     (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date, String).self)
-                let (lastError, firstFailedAt, waitingSince, claims, collapseIDs) = try row.decode(
-                    (String?, Date?, Date?, Int, [String]?).self, startingAt: 10)
+                let (lastError, firstFailedAt, waitingSince, claims, collapseIDs) = try columns.next(
+                    (String?, Date?, Date?, Int, [String]?).self)
                 let itemKind: ClaimedWorkItem.Kind
                 if kind == "push", let token, let refs {
                     let references = refs.map { ReferenceID($0) }
@@ -185,14 +186,7 @@ extension RetractStore {
     /// - Returns: false when the claim lapsed (or the item was finished).
     @discardableResult
     package func release(_ item: ClaimedWorkItem, _ reason: ReleaseReason) async throws(StoreError) -> Bool {
-        let (delay, counted, error, waiting): (Duration, Bool, String?, Int?) =
-            switch reason {
-            case .stopping: (.zero, false, "released by a stopping worker", nil)
-            case .interrupted(let error): (.zero, false, error, nil)
-            // It was worked on, so its service answered: its wait, if any, is over.
-            case .failed(let error, let delay): (delay, true, error, 0)
-            case .unreachable(let error, let devices, let delay): (delay, false, error, devices)
-            }
+        let (delay, counted, error, waiting) = reason.effect
         let milliseconds = max(delay.milliseconds, 0)
         return try await perform("releasing work item \(item.id)", idempotent: true) { [self] in
             !(try await client.query(
@@ -223,21 +217,14 @@ extension RetractStore {
     /// - Returns: how many devices were counted failed; 0 when the claim lapsed.
     @discardableResult
     package func giveUp(_ item: ClaimedWorkItem, of retraction: Retraction, reason: String) async throws(StoreError) -> Int {
-        var counts = RetractionCounts()
-        switch item.kind {
-        case .push:
-            counts.failed = 1
-            counts.retrying = -1
-        case .page(let after, let through):
+        var (live, dead) = (1, 0)
+        if case .page(let after, let through) = item.kind {
             let lower = ByteBuffer(bytes: after?.bytes ?? [])
             let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
-            let (live, dead) = try await deviceCounts(of: retraction, after: lower, through: upper)
-            counts.failed = live
-            counts.dead = dead
-            counts.skipped = dead
+            (live, dead) = try await deviceCounts(of: retraction, after: lower, through: upper)
         }
-        let held = try await finish([WorkResult(item: item, counts: counts, failures: counts.failed > 0 ? [reason: counts.failed] : [:])])
-        return held.contains(item.id) ? counts.failed : 0
+        let result = WorkResult.givingUp(item, reason: reason, devices: live + dead, dead: dead)
+        return try await finish([result]).contains(item.id) ? result.counts.failed : 0
     }
 
     /// Moves the end of these claims' lease to `lease` from now.

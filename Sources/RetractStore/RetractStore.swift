@@ -236,15 +236,10 @@ package final class RetractStore: Sendable {
     package func waitingOutLostConnections<Result>(
         for patience: Duration, _ operation: () async throws(StoreError) -> Result
     ) async throws(StoreError) -> Result {
-        let deadline = ContinuousClock.now + patience
-        while true {
-            do {
-                return try await operation()
-            } catch  where error.code == .connectionLost && ContinuousClock.now < deadline && !Task.isCancelled {
-                logger.warning("database connection lost; trying again in a second", metadata: ["error": "\(error.message)"])
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
+        try await StoreError.waitingOutLostConnections(
+            for: patience,
+            lost: { logger.warning("database connection lost; trying again in a second", metadata: ["error": "\($0.message)"]) },
+            operation)
     }
 
     /// Whether the database answers: for readiness checks. Through

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RetractDevSupport
 
 /// `retract-chaos`: runs the `retract` binary through the faults a
 /// deployment meets, and prints, per scenario, what the phones show after.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import RetractDevSupport
 import RetractModel
 import RetractStore
 

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import Logging
 import RetractCore
+import RetractDevSupport
 import RetractKit
 import RetractModel
 import RetractStore

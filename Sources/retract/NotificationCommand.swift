@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import NIOConcurrencyHelpers
 import RetractCore
+import RetractDevSupport
 import RetractKit
 import RetractModel
 import RetractStore

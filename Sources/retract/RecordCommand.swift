@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RetractCore
+import RetractDevSupport
 import RetractKit
 import RetractModel
 import RetractStore

@@ -4,6 +4,7 @@ import Logging
 import Metrics
 import Prometheus
 import RetractCore
+import RetractDevSupport
 import RetractModel
 import RetractServer
 import RetractStore

@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import NIOCore
 import RetractCore
+import RetractDevSupport
 
 /// `retract simulator`: the APNs simulator as a process, for the demo, the
 /// benchmarks and other test suites.

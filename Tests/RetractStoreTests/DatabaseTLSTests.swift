@@ -1,6 +1,7 @@
 import APNsSimulator
 import Foundation
 import PostgresNIO
+import RetractDevSupport
 import RetractModel
 import RetractTestSupport
 import SimulatorSupport

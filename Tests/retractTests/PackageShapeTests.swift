@@ -85,6 +85,10 @@ struct PackageShapeTests {
         #expect(targets["RetractHTTP2"]?.isDisjoint(with: ["RetractAPNs", "RetractFCM", "RetractPush", "RetractKit"]) == true)
         #expect(targets["RetractStore"]?.isDisjoint(with: ["RetractCore", "RetractServer"]) == true)
         #expect(targets["RetractModel"]?.isDisjoint(with: ["RetractStore", "RetractCore", "RetractServer"]) == true)
+        // A throwaway PostgreSQL and Ctrl-C clean-up are the demo's and the tests', not the service's.
+        for server in ["RetractModel", "RetractStore", "RetractCore", "RetractServer"] {
+            #expect(targets[server]?.contains("RetractDevSupport") == false, "\(server)")
+        }
         #expect(targets["RetractCore"]?.contains("RetractServer") == false)
     }
 

@@ -4,7 +4,6 @@ import Foundation
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
-import RetractModel
 #endif
 
 /// A PostgreSQL cluster of its own in a temp folder, on a free port on

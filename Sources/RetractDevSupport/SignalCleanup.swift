@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
-import RetractModel
 
 /// Clean-up that must happen even when the user presses Ctrl-C: a
 /// throwaway PostgreSQL, a folder holding a key. On SIGINT or SIGTERM the

@@ -1,0 +1,4 @@
+import RetractStore
+
+/// The ledger in PostgreSQL is the workers' queue in production.
+extension RetractStore: WorkQueue {}
