@@ -209,43 +209,6 @@ struct FaultTests {
         }
     }
 
-    @Test func anOutageIsWaitedOutWithoutUsingTheRetryBudget() async throws {
-        try await SimulatedAPNs.with { apns in
-            let settings = EngineSettings(
-                window: 100, pageSize: 50, lanes: 2, idlePoll: .milliseconds(50), retryBudget: .milliseconds(100),
-                retryPolicy: EngineTests.quickRetries)
-            try await EngineTests.withEngine(apns, settings: settings) { engine in
-                let app = try await engine.store.registerApp(apns.registration(name: "outage"), actor: "tests")
-                let devices = TestTokens.tokens(0..<100)
-                _ = try await engine.record(app: app, reference: "r", tokens: devices)
-                await apns.simulator.goOffline()
-                let (retraction, _) = try await engine.startRetraction(app: app, target: .references(["r"]), requestedBy: "tests")
-                let work = Task { try await RetractionWorker(engine: engine).finish([retraction.id]) }
-
-                // Every device waits for APNs, and says why; none fails, though the wait outlasts the retry budget.
-                var waiting = try await engine.status(of: retraction.id)
-                let deadline = ContinuousClock.now + .seconds(20)
-                while waiting.retraction.counts.waiting < 100, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(100))
-                    waiting = try await engine.status(of: retraction.id)
-                }
-                #expect(waiting.retraction.counts.waiting == 100)
-                #expect(waiting.retraction.waitingReason?.hasPrefix("cannot connect to APNs") == true)
-                try await Task.sleep(for: .seconds(1))
-                let meanwhile = try await engine.status(of: retraction.id)
-                #expect(meanwhile.retraction.state == .sending || meanwhile.retraction.state == .queued)
-                #expect(meanwhile.retraction.counts.failed == 0)
-
-                try await apns.simulator.comeBackOnline()
-                try await Self.within(.seconds(60)) { try await work.value }
-                let status = try await engine.status(of: retraction.id)
-                Self.expectSettled(status)
-                #expect(status.retraction.counts == RetractionCounts(total: 100, sent: 100))
-                for device in devices { #expect(apns.inbox(device).count == 1) }
-            }
-        }
-    }
-
     @Test func aClientCertificateAPNsRefusesStopsTheRetraction() async throws {
         let trusted = try SimulatorCertificates.makeAuthority(name: "The authority APNs trusts")
         let other = try SimulatorCertificates.makeAuthority(name: "Someone else's authority")

@@ -55,6 +55,46 @@ struct WorkerTests {
         }
     }
 
+    /// APNs offline: every device waits for it, and says why; none fails,
+    /// though the wait outlasts the retry budget; once it is back, each
+    /// device is sent once.
+    @Test func anOutageIsWaitedOutWithoutUsingTheRetryBudget() async throws {
+        try await SimulatedAPNs.with { apns in
+            let queue = InMemoryWorkQueue()
+            let app = queue.register(apns.registration(name: "outage"))
+            let devices = TestTokens.tokens(0..<100)
+            queue.record(devices.map { Delivery(appID: app.id, reference: "r", token: $0, sentAt: Date()) })
+            let settings = EngineSettings(
+                window: 100, pageSize: 50, lanes: 2, idlePoll: .milliseconds(50), retryBudget: .milliseconds(100),
+                retryPolicy: EngineTests.quickRetries)
+            try await Self.withWorker(queue, apns, settings: settings) { worker in
+                await apns.simulator.goOffline()
+                let retraction = queue.createRetraction(RetractionRequest(appID: app.id, target: .references(["r"]), requestedBy: "tests"))
+                let work = Task { try await worker.finish([retraction.id]) }
+
+                var waiting = try #require(try await queue.retraction(id: retraction.id))
+                let deadline = ContinuousClock.now + .seconds(20)
+                while waiting.counts.waiting < 100, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(100))
+                    waiting = try #require(try await queue.retraction(id: retraction.id))
+                }
+                #expect(waiting.counts.waiting == 100)
+                #expect(waiting.waitingReason?.hasPrefix("cannot connect to APNs") == true)
+                try await Task.sleep(for: .seconds(1))
+                let meanwhile = try #require(try await queue.retraction(id: retraction.id))
+                #expect(meanwhile.state == .sending || meanwhile.state == .queued)
+                #expect(meanwhile.counts.failed == 0)
+
+                try await apns.simulator.comeBackOnline()
+                try await FaultTests.within(.seconds(60)) { try await work.value }
+                let done = try #require(try await queue.retraction(id: retraction.id))
+                #expect(done.state == .done)
+                #expect(done.counts == RetractionCounts(total: 100, sent: 100))
+                for device in devices { #expect(apns.inbox(device).count == 1) }
+            }
+        }
+    }
+
     /// A service that refuses connections: the page goes back, its devices
     /// counted as waiting with the reason, and it is tried again, not counted
     /// as an attempt; once waiting longer than the outage limit, its devices
