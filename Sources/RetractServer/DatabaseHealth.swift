@@ -11,9 +11,10 @@ import RetractStore
 /// that cannot connect. The ping has a connection of its own
 /// (``RetractStore/healthClient``): a pool that slow queries keep busy is
 /// not a database that is down. Nor is one ping left unanswered: a process
-/// short of CPU for a moment misses it. A ping that fails is down at once; a
-/// ping not answered within its time is down only when the one before was
-/// not answered either.
+/// short of CPU for a moment misses it, and while other statements are
+/// answered (``RetractStore/lastAnswer``) a ping left waiting behind them
+/// counts as answered. A ping that fails is down at once; a ping not answered
+/// within its time is down only when the one before was not answered either.
 final class DatabaseHealth: Sendable {
     private struct State {
         var up = true
@@ -92,6 +93,7 @@ final class DatabaseHealth: Sendable {
 
     /// Pings once, waiting at most `timeout`.
     func check(_ store: RetractStore, timeout: Duration = .seconds(2)) async {
+        let started = ContinuousClock.now
         let failure: (detail: String, unanswered: Bool)? = await firstOf(
             { () async -> (String, Bool)? in
                 do {
@@ -105,6 +107,8 @@ final class DatabaseHealth: Sendable {
             },
             { () async -> (String, Bool)? in
                 try? await Task.sleep(for: timeout)
+                // The database answered another statement meanwhile: it is up.
+                if let answered = store.lastAnswer, answered >= started { return nil }
                 return ("no answer within \(timeout) twice in a row", true)
             })
         let unanswered = state.withLockedValue { state in

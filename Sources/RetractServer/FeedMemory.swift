@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Metrics
 import NIOConcurrencyHelpers
@@ -23,9 +24,15 @@ import ServiceLifecycle
 /// revoked or changed empties the keys. While not listening nothing is kept,
 /// and every question goes to the ledger.
 ///
-/// A notification reaches the server a few milliseconds after its commit:
-/// an answer from memory can be that late, never later; the retraction's
-/// own push comes after it and brings the phone back.
+/// A notification reaches the server after its commit, a few milliseconds
+/// later or, on a server short of CPU, seconds. So the server ticks: every
+/// `tick` it notifies the channel itself, and PostgreSQL delivers
+/// notifications in commit order, so a tick heard back means every
+/// retraction that committed before it was sent has been heard. Memory
+/// answers only while its last tick heard was sent within `freshness`: an
+/// answer from memory misses no retraction that committed more than
+/// `freshness` before it, and a server too slow to hear its ticks asks the
+/// ledger instead.
 final class FeedMemory: Service, Sendable {
     /// Where one app's retractions reached.
     private struct Places {
@@ -47,6 +54,11 @@ final class FeedMemory: Service, Sendable {
         var early: [Int64: Places] = [:]
         var devices = 0
         var keys: [[UInt8]: APIKeyRecord] = [:]
+        /// When each tick not heard back yet was sent.
+        var ticksSent: [UInt64: ContinuousClock.Instant] = [:]
+        /// When the last tick heard back was sent: every retraction that
+        /// committed before then has been heard.
+        var heardThrough: ContinuousClock.Instant?
 
         mutating func empty(listening: Bool) {
             self.listening = listening
@@ -55,6 +67,18 @@ final class FeedMemory: Service, Sendable {
             early = [:]
             devices = 0
             keys = [:]
+            ticksSent = [:]
+            heardThrough = nil
+        }
+
+        mutating func heard(tick number: UInt64) {
+            guard let sent = ticksSent[number] else { return }
+            heardThrough = max(heardThrough ?? sent, sent)
+            ticksSent = ticksSent.filter { $0.key > number }
+        }
+
+        func isFresh(within freshness: Duration) -> Bool {
+            heardThrough.map { ContinuousClock.now - $0 <= freshness } ?? false
         }
 
         mutating func note(app: Int64, xid: UInt64, devices named: [UInt64]?) {
@@ -87,10 +111,19 @@ final class FeedMemory: Service, Sendable {
     private let store: RetractStore
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
+    /// This server, as its ticks name it.
+    private let server = UUID()
+    private let tick: Duration
+    private let freshness: Duration
 
-    init(store: RetractStore, logger: Logger) {
+    /// - Parameters:
+    ///   - tick: how often the server notifies the channel itself.
+    ///   - freshness: how long after its sending a tick heard back lets memory answer.
+    init(store: RetractStore, logger: Logger, tick: Duration = .milliseconds(100), freshness: Duration = .milliseconds(300)) {
         self.store = store
         self.logger = logger
+        self.tick = tick
+        self.freshness = freshness
     }
 
     /// Whether it listens, and so keeps anything.
@@ -122,17 +155,18 @@ final class FeedMemory: Service, Sendable {
 
     /// Whether no retraction of the app at or past `horizon` took the device
     /// with this ``DeviceDigest``: true only when this server knows it; false
-    /// when it does not (not listening, or the ledger could not be read), and
-    /// the caller asks the ledger.
+    /// when it does not (not listening, no tick heard within `freshness`, or
+    /// the ledger could not be read), and the caller asks the ledger.
     func isQuiet(appID: Int64, device: UInt64, since horizon: UInt64) async -> Bool {
         enum Known {
             case newest(UInt64)
             case unread(generation: Int)
             case unknown
         }
-        let known: Known = state.withLockedValue { state in
+        let known: Known = state.withLockedValue { [freshness] state in
             guard state.listening else { return .unknown }
             guard let places = state.apps[appID] else { return .unread(generation: state.generation) }
+            guard state.isFresh(within: freshness) else { return .unknown }
             return .newest(places.newest(for: device))
         }
         switch known {
@@ -157,26 +191,12 @@ final class FeedMemory: Service, Sendable {
     }
 
     /// Listens until the server shuts down, again a second after the
-    /// connection is lost.
+    /// connection is lost, and ticks while it listens.
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    try await self.store.listenForFeed(
-                        listening: { self.state.withLockedValue { $0.empty(listening: true) } },
-                        notified: { notification in
-                            self.state.withLockedValue { state in
-                                switch notification {
-                                case .retraction(let app, let xid, let devices):
-                                    state.note(app: app, xid: xid, devices: devices)
-                                case .keys:
-                                    state.keys = [:]
-                                    state.generation += 1
-                                case .unreadable:
-                                    state.empty(listening: true)
-                                }
-                            }
-                        })
+                    try await self.listenAndTick()
                 } catch {
                     self.logger.warning(
                         "not listening for new retractions; the device feed asks the database for every page until listening again",
@@ -185,6 +205,52 @@ final class FeedMemory: Service, Sendable {
                 self.state.withLockedValue { $0.empty(listening: false) }
                 try? await Task.sleep(for: .seconds(1))
             }
+        }
+    }
+
+    /// Listens, and ticks every `tick` from the moment it listens, until
+    /// the connection is lost (which throws) or the task is cancelled.
+    private func listenAndTick() async throws {
+        let (listening, heardOnce) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await self.store.listenForFeed(
+                    listening: {
+                        self.state.withLockedValue { $0.empty(listening: true) }
+                        heardOnce.yield()
+                    },
+                    notified: { notification in
+                        self.state.withLockedValue { state in
+                            switch notification {
+                            case .retraction(let app, let xid, let devices):
+                                state.note(app: app, xid: xid, devices: devices)
+                            case .keys:
+                                state.keys = [:]
+                                state.generation += 1
+                            case .tick(let server, let number):
+                                if server == self.server { state.heard(tick: number) }
+                            case .unreadable:
+                                state.empty(listening: true)
+                            }
+                        }
+                    })
+            }
+            group.addTask {
+                // From the moment it listens: a tick sent before is never heard.
+                for await _ in listening { break }
+                var number: UInt64 = 0
+                while !Task.isCancelled {
+                    number += 1
+                    let sent = ContinuousClock.now
+                    self.state.withLockedValue { $0.ticksSent[number] = sent }
+                    // A tick that fails is never heard: memory answers nothing once the last one heard is too old.
+                    try? await self.store.notifyFeedTick(server: self.server, number: number)
+                    try? await Task.sleep(for: self.tick)
+                }
+            }
+            // Listening ended (or failed): the ticks end with it.
+            defer { group.cancelAll() }
+            try await group.next()
         }
     }
 }

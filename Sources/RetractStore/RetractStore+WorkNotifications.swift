@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 import RetractModel
 
@@ -5,8 +6,8 @@ extension RetractStore {
     /// The channel the ledger notifies when work becomes due now (migration 0008).
     static let workChannel = "retract_work"
     /// The channel a new retraction notifies with its app and place in the
-    /// device feed, `"<app id> <created_xid>"`, and a change to API keys
-    /// with `"keys"` (migration 0017).
+    /// device feed, `"<app id> <created_xid>"`, a change to API keys with
+    /// `"keys"` (migration 0017), and a server's tick with `"tick <server> <number>"`.
     static let feedChannel = "retract_feed"
 
     /// Listens for work becoming due, calling `wake` for each notification,
@@ -28,6 +29,10 @@ extension RetractStore {
         case retraction(appID: Int64, xid: UInt64, devices: [UInt64]?)
         /// An API key was revoked or changed.
         case keys
+        /// A server's tick (``notifyFeedTick(server:number:)``): every
+        /// notification of a transaction that committed before it was sent
+        /// came before it.
+        case tick(server: UUID, number: UInt64)
         /// A payload this version cannot read: whatever it said is unknown.
         case unreadable
     }
@@ -47,12 +52,28 @@ extension RetractStore {
         }
     }
 
-    /// `"keys"`, or `"<app id> <created_xid> <digest>,<digest>,…"` with each
-    /// digest 16 hex digits, or `"*"` for all the devices. Digests that
-    /// cannot be read count as all the devices.
+    /// Notifies the device feed's channel with a tick of `server`'s, in a
+    /// transaction of its own, on ``healthClient``'s connection (a busy pool
+    /// would hold it up). PostgreSQL delivers notifications in the order
+    /// their transactions commit: a listener that hears the tick has heard
+    /// every retraction that committed before it was sent.
+    package func notifyFeedTick(server: UUID, number: UInt64) async throws(StoreError) {
+        let payload = "tick \(server.uuidString.lowercased()) \(number)"
+        try await perform("ticking the device feed's channel", idempotent: true) { [self] in
+            _ = try await healthClient.query("SELECT pg_notify(\(Self.feedChannel), \(payload))::text", logger: logger).collect()
+        }
+    }
+
+    /// `"keys"`, `"tick <server> <number>"`, or `"<app id> <created_xid>
+    /// <digest>,<digest>,…"` with each digest 16 hex digits, or `"*"` for all
+    /// the devices. Digests that cannot be read count as all the devices.
     package static func feedNotification(_ payload: String) -> FeedNotification {
         if payload == "keys" { return .keys }
         let parts = payload.split(separator: " ", omittingEmptySubsequences: false)
+        if parts.count == 3, parts[0] == "tick" {
+            guard let server = UUID(uuidString: String(parts[1])), let number = UInt64(parts[2]) else { return .unreadable }
+            return .tick(server: server, number: number)
+        }
         guard parts.count == 3, let app = Int64(parts[0]), let xid = UInt64(parts[1]) else { return .unreadable }
         var devices: [UInt64] = []
         for digest in parts[2].split(separator: ",", omittingEmptySubsequences: false) {

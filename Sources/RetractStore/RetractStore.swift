@@ -24,9 +24,11 @@ package final class RetractStore: Sendable {
     /// their connections; its statements stop at a timeout. ``readClient``
     /// when no pool was given for it.
     package let feedClient: PostgresClient
-    /// One connection of its own for the server's ping, so that a pool busy
-    /// with slow queries does not look like a database that is down.
-    /// ``client`` when no ``ReadPool`` was given.
+    /// One connection of its own for the server's ping and the device
+    /// feed's ticks, so that a pool busy with slow queries does not look
+    /// like a database that is down, nor hold up the ticks
+    /// (``client`` only in a store made with ``init(client:readClient:feedClient:healthClient:retention:logger:)``
+    /// and no client for it).
     package let healthClient: PostgresClient
     /// How long deliveries are kept; older day partitions are dropped.
     package let retention: Retention
@@ -39,6 +41,13 @@ package final class RetractStore: Sendable {
     /// API request need not read its app again (a row edited by hand is seen
     /// after a restart, as the APNs connections made for it are).
     let appsByName = NIOLockedValueBox<[String: App]>([:])
+    /// When a statement last had its answer, on any pool.
+    private let answeredAt = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+
+    /// When a statement last had its answer from the database, on any pool:
+    /// a ping stuck behind a busy process is not a database that is down
+    /// while the workers' statements are answered.
+    package var lastAnswer: ContinuousClock.Instant? { answeredAt.withLockedValue { $0 } }
 
     /// A store over `client`, which the caller runs (`client.run()`), as a
     /// service of the server's lifecycle, say.
@@ -85,8 +94,10 @@ package final class RetractStore: Sendable {
         }
         let reads = try readPool.map(timed)
         let feed = try feedPool.map(timed)
-        let health = try readPool.map { _ in try pool(1) }
-        let clients = [client] + [reads, feed, health].compactMap { $0 }
+        // The ping's own connection, opened on the first ping: a pool kept
+        // busy by workers must not read as a database that is down.
+        let health = try pool(1)
+        let clients = [client, health] + [reads, feed].compactMap { $0 }
         let store = RetractStore(
             client: client, readClient: reads, feedClient: feed, healthClient: health, retention: retention, logger: logger)
         let running = Task {
@@ -157,7 +168,10 @@ package final class RetractStore: Sendable {
         var attempt = 1
         while true {
             do {
-                return try await Self.answering(within: answerLimit, body)
+                let result = try await Self.answering(within: answerLimit, body)
+                let now = ContinuousClock.now
+                answeredAt.withLockedValue { $0 = now }
+                return result
             } catch {
                 let storeError = StoreError.from(error, during: operation)
                 let retried = storeError.code == .conflict || (idempotent && storeError.code == .connectionLost)

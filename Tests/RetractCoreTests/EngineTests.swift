@@ -1,5 +1,4 @@
 import APNsSimulator
-import Crypto
 import Foundation
 import Logging
 import RetractAPNs
@@ -28,17 +27,8 @@ struct EngineTests {
         _ body: (RetractEngine) async throws -> Void
     ) async throws {
         try await TestDatabase.withStore { store, _ in
-            let transports = PushTransports(
-                settings: APNsSettings(additionalTrustRootsPEM: [try String(contentsOfFile: apns.caPath, encoding: .utf8)]),
-                fcm: fcm?.settings() ?? FCMSettings(),
-                logger: TestDatabase.logger, credentialCheckInterval: credentialCheckInterval)
-            let engine = RetractEngine(store: store, transports: transports, settings: settings, logger: TestDatabase.logger)
-            do {
-                try await body(engine)
-                await transports.shutdown()
-            } catch {
-                await transports.shutdown()
-                throw error
+            try await WorkerTests.withTransports(apns, fcm: fcm, credentialCheckInterval: credentialCheckInterval) { transports in
+                try await body(RetractEngine(store: store, transports: transports, settings: settings, logger: TestDatabase.logger))
             }
         }
     }
@@ -108,84 +98,6 @@ struct EngineTests {
                 #expect(second.retraction.counts == RetractionCounts(total: 10, sent: 8, dead: 1, failed: 1, skipped: 1))
                 #expect(apns.inbox(unregistered).isEmpty)
                 #expect(apns.simulator.statistics.rejected == rejectedBefore + 1)
-            }
-        }
-    }
-
-    @Test func aStormOf429And503EndsWithEveryDeviceReached() async throws {
-        let faults = APNsSimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 7)
-        try await SimulatedAPNs.with(faults: faults) { apns in
-            try await Self.withEngine(apns) { engine in
-                let app = try await engine.store.registerApp(apns.registration(name: "storm"), actor: "tests")
-                let devices = TestTokens.tokens(0..<2000)
-                _ = try await engine.record(app: app, reference: "storm", tokens: devices)
-
-                let status = try await Self.retract(["storm"], app: app, engine: engine)
-                #expect(status.retraction.state == .done)
-                #expect(status.retraction.counts == RetractionCounts(total: 2000, sent: 2000))
-                #expect(try await engine.store.queuedWorkCount() == 0)
-                let statistics = apns.simulator.statistics
-                // About 30% of first attempts were refused, and each was retried until accepted.
-                #expect(statistics.rejected > 400)
-                #expect(statistics.accepted == 2000)
-                for device in devices {
-                    #expect(apns.inbox(device).count == 1, "device \(device)")
-                }
-            }
-        }
-    }
-
-    @Test func retriesThatOutlastTheBudgetAreCountedAsFailedWithTheirReason() async throws {
-        // Every push is refused 503: once a device has failed for longer than the budget, it fails for good.
-        let faults = APNsSimulatorFaults(serviceUnavailableRate: 1)
-        try await SimulatedAPNs.with(faults: faults) { apns in
-            try await Self.withEngine(
-                apns,
-                settings: EngineSettings(
-                    window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50), retryBudget: .milliseconds(300),
-                    retryPolicy: RetryPolicy(baseDelay: .milliseconds(20), maximumDelay: .milliseconds(50)))
-            ) {
-                engine in
-                let app = try await engine.store.registerApp(apns.registration(name: "down"), actor: "tests")
-                _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<20))
-
-                let started = ContinuousClock.now
-                let status = try await Self.retract(["r"], app: app, engine: engine)
-                #expect(ContinuousClock.now - started >= .milliseconds(300))
-                #expect(status.retraction.state == .done)
-                #expect(status.retraction.counts == RetractionCounts(total: 20, failed: 20))
-                #expect(status.failures == ["no success within the 300 ms retry budget: ServiceUnavailable": 20])
-                // Each device was tried more than once: the budget is time, not a number of attempts.
-                #expect(apns.simulator.statistics.rejected > 40)
-            }
-        }
-    }
-
-    @Test func refusedCredentialsStopTheRetractionWithTheReason() async throws {
-        try await SimulatedAPNs.with { apns in
-            try await Self.withEngine(apns) { engine in
-                // A key the simulator does not know: every provider token is refused.
-                let otherKey = try apns.file("Other.p8", P256.Signing.PrivateKey().pemRepresentation)
-                let app = try await engine.store.registerApp(apns.registration(name: "revoked", keyPath: otherKey), actor: "tests")
-                _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<50))
-
-                let status = try await Self.retract(["r"], app: app, engine: engine)
-                #expect(status.retraction.state == .failed)
-                #expect(status.retraction.failure?.contains("InvalidProviderToken") == true)
-                #expect(try await engine.store.queuedWorkCount() == 0)
-                #expect(apns.simulator.statistics.accepted == 0)
-            }
-        }
-    }
-
-    @Test func aMissingKeyFileIsNamedBeforeAnythingIsSent() async throws {
-        try await SimulatedAPNs.with { apns in
-            try await Self.withEngine(apns) { engine in
-                let app = try await engine.store.registerApp(
-                    apns.registration(name: "nokey", keyPath: apns.folder.appendingPathComponent("missing.p8").path), actor: "tests")
-                let error = #expect(throws: RetractError.self) { try engine.transports.transport(for: app, via: .apns) }
-                #expect(error?.code == .credentials)
-                #expect(error?.message.contains("missing.p8 cannot be read (no such file)") == true)
             }
         }
     }

@@ -150,23 +150,6 @@ struct FCMEngineTests {
         }
     }
 
-    @Test("FCM refusing the credentials stops the retraction and says why")
-    func refusedCredentialsStopTheRetraction() async throws {
-        try await SimulatedAPNs.with { apns in
-            try await SimulatedFCM.with { fcm in
-                try await Self.withEngine(apns, fcm) { engine in
-                    let app = try await engine.store.registerApp(Self.mixedApp(apns, fcm, name: "refused"), actor: "tests")
-                    let device = SimulatedFCM.token(1)
-                    _ = try await engine.record(app: app, reference: "r", tokens: [device], via: .fcm)
-                    fcm.simulator.script([.thirdPartyAuthError], for: PushService.fcm.text(of: device))
-                    let status = try await EngineTests.retract(["r"], app: app, engine: engine)
-                    #expect(status.retraction.state == .failed)
-                    #expect(status.retraction.failure?.contains("FCM refused the app's credentials (FCM THIRD_PARTY_AUTH_ERROR") == true)
-                }
-            }
-        }
-    }
-
     @Test("each FCM answer becomes the engine's outcome", arguments: 0..<9)
     func answersMapToOutcomes(index: Int) async throws {
         let policy = RetryPolicy(baseDelay: .milliseconds(100), maximumDelay: .seconds(1))

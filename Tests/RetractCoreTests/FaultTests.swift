@@ -1,5 +1,4 @@
 import APNsSimulator
-import Crypto
 import FCMSimulator
 import Foundation
 import RetractAPNs
@@ -9,13 +8,14 @@ import RetractKit
 import RetractModel
 import RetractStore
 import RetractTestSupport
-import SimulatorSupport
 import Testing
 
-/// The engine against faults from outside: a push service that refuses one
-/// token, goes away or refuses a certificate; a database that fails a commit
-/// or refuses one item's result; files rotated under it. Whatever fails, a
-/// retraction that ends `done` has every device sent, dead or failed.
+/// The engine against faults of its ledger: a database that fails a commit
+/// or refuses one item's result, a token registered again after it died.
+/// Whatever fails, a retraction that ends `done` has every device sent, dead
+/// or failed. Faults from outside the ledger (a push service that refuses a
+/// token or a certificate, a key file rotated) are ``WorkerFaultTests``, on
+/// the in-memory queue.
 @Suite("Retraction engine under faults")
 struct FaultTests {
     /// Every device of a done retraction is accounted for: sent, dead or failed.
@@ -41,35 +41,6 @@ struct FaultTests {
     struct TimedOut: Error, CustomStringConvertible {
         var limit: Duration
         var description: String { "did not end within \(limit)" }
-    }
-
-    @Test func aTokenOfAnotherFirebaseProjectFailsThatDeviceAndNotTheRetraction() async throws {
-        try await SimulatedAPNs.with { apns in
-            try await SimulatedFCM.with { fcm in
-                try await FCMEngineTests.withEngine(apns, fcm) { engine in
-                    let app = try await engine.store.registerApp(FCMEngineTests.mixedApp(apns, fcm, name: "mixed"), actor: "tests")
-                    let iPhones = TestTokens.tokens(0..<10)
-                    let androids = SimulatedFCM.tokens(0..<10)
-                    let foreign = PushService.fcm.text(of: androids[4])
-                    for reference: ReferenceID in ["m1", "m2"] {
-                        _ = try await engine.record(app: app, reference: reference, tokens: iPhones)
-                        _ = try await engine.record(app: app, reference: reference, tokens: androids, via: .fcm)
-                    }
-                    fcm.simulator.script([.senderIDMismatch, .senderIDMismatch], for: foreign)
-
-                    // Retracting again meets the same token: it fails that device again, never the retraction.
-                    for reference: ReferenceID in ["m1", "m2"] {
-                        let status = try await EngineTests.retract([reference], app: app, engine: engine)
-                        Self.expectSettled(status)
-                        #expect(status.retraction.counts == RetractionCounts(total: 20, sent: 19, failed: 1))
-                        #expect(status.failures.keys.map { $0.contains("SENDER_ID_MISMATCH") } == [true])
-                    }
-                    for token in iPhones { #expect(apns.inbox(token).count == 2) }
-                    for token in androids where token != androids[4] { #expect(fcm.inbox(token).count == 2) }
-                    #expect(fcm.inbox(androids[4]).isEmpty)
-                }
-            }
-        }
     }
 
     @Test func aStopWhoseCommitFailsStopsNothingUntilItCommits() async throws {
@@ -153,28 +124,6 @@ struct FaultTests {
         }
     }
 
-    @Test func badDeviceTokenIsAFailureWithAHintNotADeath() async throws {
-        let devices = TestTokens.tokens(0..<10)
-        let faults = APNsSimulatorFaults(badDeviceTokens: Set(devices.prefix(8).map(\.hex)))
-        try await SimulatedAPNs.with(faults: faults) { apns in
-            try await EngineTests.withEngine(apns) { engine in
-                let app = try await engine.store.registerApp(apns.registration(name: "wrong-env"), actor: "tests")
-                for reference: ReferenceID in ["a", "b"] { _ = try await engine.record(app: app, reference: reference, tokens: devices) }
-                for reference: ReferenceID in ["a", "b"] {
-                    let status = try await EngineTests.retract([reference], app: app, engine: engine)
-                    Self.expectSettled(status)
-                    #expect(status.retraction.counts == RetractionCounts(total: 10, sent: 2, failed: 8))
-                    #expect(status.failures == ["BadDeviceToken": 8])
-                    #expect(status.hints.count == 1)
-                    #expect(status.hints.first?.contains("8 of 10 devices were refused with BadDeviceToken: the app's environment") == true)
-                }
-                // Not dead: the second retraction tried them again.
-                #expect(try await engine.store.deadToken(devices[0], appID: app.id) == nil)
-                #expect(apns.simulator.statistics.rejected == 16)
-            }
-        }
-    }
-
     @Test func aWorkItemThatNeverFinishesIsGivenUpAndItsDevicesCountedFailed() async throws {
         let devices = TestTokens.tokens(0..<30)
         try await SimulatedAPNs.with(faults: APNsSimulatorFaults(unregisteredTokens: [devices[15].hex: Date()])) { apns in
@@ -205,52 +154,6 @@ struct FaultTests {
                 for (index, device) in devices.enumerated() {
                     #expect(apns.inbox(device).count == ((10..<20).contains(index) ? (index == 15 ? 0 : 3) : 1), "device \(index)")
                 }
-            }
-        }
-    }
-
-    @Test func aClientCertificateAPNsRefusesStopsTheRetraction() async throws {
-        let trusted = try SimulatorCertificates.makeAuthority(name: "The authority APNs trusts")
-        let other = try SimulatorCertificates.makeAuthority(name: "Someone else's authority")
-        try await SimulatedAPNs.with(clientCertificateRootsPEM: [trusted.certificatePEM]) { apns in
-            try await EngineTests.withEngine(apns) { engine in
-                let certificate = try SimulatorCertificates.issueClientCertificate(commonName: "com.example.certified", from: other)
-                let path = try apns.file("certified.pem", certificate.certificatePEM + "\n" + certificate.privateKeyPEM)
-                let app = try await engine.store.registerApp(
-                    AppRegistration(
-                        name: "certified", topic: "com.example.certified", environment: .sandbox, endpoint: apns.endpoint,
-                        authentication: .certificate(path: path)),
-                    actor: "tests")
-                _ = try await engine.record(app: app, reference: "r", tokens: TestTokens.tokens(0..<5))
-
-                let status = try await Self.within(.seconds(60)) { try await EngineTests.retract(["r"], app: app, engine: engine) }
-                #expect(status.retraction.state == .failed)
-                #expect(
-                    status.retraction.failure?.contains("APNs refused the client certificate") == true, "\(status.retraction.failure ?? "")"
-                )
-                #expect(apns.simulator.statistics.accepted == 0)
-            }
-        }
-    }
-
-    @Test func aKeyFileRotatedInPlaceIsReadAgain() async throws {
-        try await SimulatedAPNs.with { apns in
-            try await EngineTests.withEngine(apns, credentialCheckInterval: .zero) { engine in
-                // The file holds a key APNs does not know (yet): every provider token is refused.
-                let keyPath = try apns.file("AuthKey_rotated.p8", P256.Signing.PrivateKey().pemRepresentation)
-                let app = try await engine.store.registerApp(apns.registration(name: "rotated", keyPath: keyPath), actor: "tests")
-                let devices = TestTokens.tokens(0..<20)
-                for reference: ReferenceID in ["before", "after"] {
-                    _ = try await engine.record(app: app, reference: reference, tokens: devices)
-                }
-                let before = try await EngineTests.retract(["before"], app: app, engine: engine)
-                #expect(before.retraction.state == .failed)
-
-                // The operator puts the registered key in the same file.
-                try Data(contentsOf: URL(fileURLWithPath: apns.keyPath)).write(to: URL(fileURLWithPath: keyPath))
-                let after = try await EngineTests.retract(["after"], app: app, engine: engine)
-                Self.expectSettled(after)
-                #expect(after.retraction.counts == RetractionCounts(total: 20, sent: 20))
             }
         }
     }

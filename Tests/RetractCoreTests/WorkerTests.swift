@@ -1,4 +1,5 @@
 import APNsSimulator
+import FCMSimulator
 import Foundation
 import RetractCore
 import RetractKit
@@ -14,17 +15,26 @@ struct WorkerTests {
     static let settings = EngineSettings(
         window: 200, pageSize: 250, lanes: 3, idlePoll: .milliseconds(50), retryPolicy: EngineTests.quickRetries)
 
-    /// A worker of `queue` sending to `apns`, its transports shut down afterwards.
+    /// A worker of `queue` sending to `apns` (and `fcm`), its transports shut down afterwards.
     static func withWorker(
-        _ queue: InMemoryWorkQueue, _ apns: SimulatedAPNs, settings: EngineSettings = settings,
-        _ body: (RetractionWorker) async throws -> Void
+        _ queue: InMemoryWorkQueue, _ apns: SimulatedAPNs, fcm: SimulatedFCM? = nil, settings: EngineSettings = settings,
+        credentialCheckInterval: Duration = .seconds(10), _ body: (RetractionWorker) async throws -> Void
+    ) async throws {
+        try await withTransports(apns, fcm: fcm, credentialCheckInterval: credentialCheckInterval) { transports in
+            try await body(RetractionWorker(queue: queue, transports: transports, settings: settings, logger: TestDatabase.logger))
+        }
+    }
+
+    /// Transports that trust the simulators, shut down afterwards.
+    static func withTransports(
+        _ apns: SimulatedAPNs, fcm: SimulatedFCM? = nil, credentialCheckInterval: Duration = .seconds(10),
+        _ body: (PushTransports) async throws -> Void
     ) async throws {
         let transports = PushTransports(
             settings: APNsSettings(additionalTrustRootsPEM: [try String(contentsOfFile: apns.caPath, encoding: .utf8)]),
-            logger: TestDatabase.logger)
-        let worker = RetractionWorker(queue: queue, transports: transports, settings: settings, logger: TestDatabase.logger)
+            fcm: fcm?.settings() ?? FCMSettings(), logger: TestDatabase.logger, credentialCheckInterval: credentialCheckInterval)
         do {
-            try await body(worker)
+            try await body(transports)
             await transports.shutdown()
         } catch {
             await transports.shutdown()

@@ -1,0 +1,50 @@
+import Foundation
+import PostgresNIO
+import Prometheus
+import RetractStore
+import RetractTestSupport
+import Testing
+
+@testable import RetractServer
+
+/// The server's ping, whose answer turns the API's 503s on and off.
+@Suite("Database health")
+struct DatabaseHealthTests {
+    /// A ping stuck on its connection while the database answers every other
+    /// statement is not a database that is down; once nothing is answered,
+    /// two pings without an answer are.
+    @Test(.timeLimit(.minutes(1))) func aPingLeftWaitingWhileOtherStatementsAreAnsweredLeavesTheDatabaseUp() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let silent = try SilentListener()
+            // The ping's connection goes to a port that takes the connection and never answers.
+            let hung = PostgresClient(
+                configuration: .init(
+                    host: "127.0.0.1", port: silent.port, username: "retract", password: nil, database: "retract", tls: .disable))
+            let probe = RetractStore(client: store.client, healthClient: hung, logger: TestDatabase.logger)
+            let running = Task { await hung.run() }
+            defer { running.cancel() }
+            let health = DatabaseHealth(
+                metricsFactory: RetractServer.metricsFactory(registry: PrometheusCollectorRegistry()), logger: TestDatabase.logger)
+
+            // The workers' statements keep being answered.
+            let busy = Task {
+                while !Task.isCancelled {
+                    _ = try? await probe.queuedWorkCount()
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            for _ in 0..<3 { await health.check(probe, timeout: .milliseconds(300)) }
+            #expect(health.isUp)
+
+            busy.cancel()
+            await busy.value
+            await health.check(probe, timeout: .milliseconds(300))
+            // One ping left unanswered changes nothing yet; the second does.
+            #expect(health.isUp)
+            await health.check(probe, timeout: .milliseconds(300))
+            #expect(!health.isUp)
+            // Listening until here: a port closed would refuse the ping, which is down at once.
+            withExtendedLifetime(silent) {}
+        }
+    }
+}
