@@ -17,7 +17,9 @@ import Testing
 @Suite("The worker under faults from outside, on the in-memory queue")
 struct WorkerFaultTests {
     /// Works a retraction of `references` to the end with one worker and reads its account.
-    static func retract(_ references: [ReferenceID], app: App, queue: InMemoryWorkQueue, worker: RetractionWorker) async throws
+    static func retract(
+        _ references: [ReferenceID], app: App, queue: InMemoryWorkQueue, worker: RetractionWorker
+    ) async throws
         -> RetractionStatus
     {
         let retraction = queue.createRetraction(RetractionRequest(appID: app.id, target: .references(references), requestedBy: "tests"))
@@ -26,7 +28,9 @@ struct WorkerFaultTests {
         return RetractionStatus(retraction: done, failures: queue.failures(of: retraction.id))
     }
 
-    static func record(_ references: [ReferenceID], to tokens: [DeviceToken], via transport: PushService = .apns, app: App, in queue: InMemoryWorkQueue) {
+    static func record(
+        _ references: [ReferenceID], to tokens: [DeviceToken], via transport: PushService = .apns, app: App, in queue: InMemoryWorkQueue
+    ) {
         queue.record(
             references.flatMap { reference in
                 tokens.map { Delivery(appID: app.id, reference: reference, token: $0, sentAt: Date(), transport: transport) }
@@ -103,7 +107,8 @@ struct WorkerFaultTests {
                 let status = try await Self.retract(["r"], app: app, queue: queue, worker: worker)
                 #expect(status.retraction.state == .failed)
                 #expect(
-                    status.retraction.failure?.contains("APNs refused the client certificate") == true, "\(status.retraction.failure ?? "")")
+                    status.retraction.failure?.contains("APNs refused the client certificate") == true, "\(status.retraction.failure ?? "")"
+                )
                 // A stopped retraction leaves nothing queued.
                 #expect(queue.queuedWorkCount(retractionID: status.retraction.id) == 0)
             }
