@@ -91,6 +91,20 @@ public struct FCMReceivedMessage: Sendable, Hashable {
     public var userInfoJSON: Data
     public var receivedAt: Date
 
+    public init(
+        token: String, project: String, data: [String: String], apnsHeaders: [String: String] = [:], androidPriority: String? = nil,
+        androidNotification: [String: String]? = nil, userInfoJSON: Data = Data("{}".utf8), receivedAt: Date
+    ) {
+        self.token = token
+        self.project = project
+        self.data = data
+        self.apnsHeaders = apnsHeaders
+        self.androidPriority = androidPriority
+        self.androidNotification = androidNotification
+        self.userInfoJSON = userInfoJSON
+        self.receivedAt = receivedAt
+    }
+
     /// ``userInfoJSON`` as the dictionary an app delegate is handed.
     public var userInfo: [AnyHashable: Any] {
         ((try? JSONSerialization.jsonObject(with: userInfoJSON)) as? [String: Any]) ?? [:]

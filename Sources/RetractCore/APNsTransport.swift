@@ -49,7 +49,7 @@ package final class APNsTransport: PushTransport {
             APNsRequest(deviceToken: push.token.hex, topic: topic, pushType: .background, body: push.body)
         case .retraction(.serviceExtension, let collapseID), .retraction(.replace, let collapseID):
             APNsRequest(deviceToken: push.token.hex, topic: topic, pushType: .alert, collapseID: collapseID, body: push.body)
-        case .original(let visible, let collapseID):
+        case .original(let visible, let collapseID, _):
             APNsRequest(
                 deviceToken: push.token.hex, topic: topic, pushType: visible ? .alert : .background, collapseID: collapseID,
                 body: push.body)

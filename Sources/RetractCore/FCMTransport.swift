@@ -70,8 +70,12 @@ package final class FCMTransport: PushTransport {
             made = try FCMMessage(body: body.readableBytesView, kind: .serviceExtension, collapseID: collapseID)
         case .retraction(.replace, let collapseID):
             made = try FCMMessage(body: body.readableBytesView, kind: .alert, collapseID: collapseID)
-        case .original(let visible, let collapseID):
-            made = try FCMMessage(body: body.readableBytesView, kind: visible ? .alert : .background, collapseID: collapseID)
+        case .original(false, let collapseID, _):
+            made = try FCMMessage(body: body.readableBytesView, kind: .background, collapseID: collapseID)
+        case .original(true, let collapseID, let androidTag?):
+            made = try FCMMessage(body: body.readableBytesView, kind: .alert, collapseID: collapseID, tag: androidTag)
+        case .original(true, let collapseID, nil):
+            made = try FCMMessage(body: body.readableBytesView, kind: .appShownAlert, collapseID: collapseID)
         }
         messages.withLockedValue { messages in
             if messages.count >= 1024 { messages.removeAll() }

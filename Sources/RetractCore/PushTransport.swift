@@ -13,8 +13,10 @@ package struct OutgoingPush: Sendable, Hashable {
         /// notification whose collapse id is `collapseID`.
         case retraction(RetractionMode, collapseID: String? = nil)
         /// A notification sent through Retract. `collapseID` becomes the
-        /// notification's identifier on the device.
-        case original(visible: Bool, collapseID: String?)
+        /// notification's identifier on an iPhone. `androidTag` is the tag
+        /// Firebase shows it under on an Android phone; nil sends it to
+        /// Android as data only, for the app to show (``AndroidDisplay/app``).
+        case original(visible: Bool, collapseID: String?, androidTag: String? = nil)
     }
 
     package var token: DeviceToken

@@ -46,7 +46,7 @@ package struct SendReport: Sendable, Hashable {
 
 /// How far a send got before it stopped on an error: what it had sent, so
 /// that sending again sends only the rest (see
-/// ``RetractEngine/send(app:reference:tokens:payload:collapseID:labels:via:resuming:)``).
+/// ``RetractEngine/send(app:reference:tokens:payload:collapseID:labels:via:androidDisplay:resuming:)``).
 package struct SendProgress: Sendable, Hashable {
     /// The account of the devices sent to so far.
     package var report: SendReport
@@ -87,7 +87,8 @@ extension RetractEngine {
     /// Sends `payload` (a JSON object with `aps`) to `tokens` through `service`
     /// with `reference` written into its custom data, recording the deliveries
     /// in the ledger. Through FCM, the custom data travels in `data` as a
-    /// JSON string (see docs/payload.md).
+    /// JSON string (see docs/payload.md), and `androidDisplay` says whether
+    /// Firebase shows a visible original on Android phones or the app does.
     ///
     /// Devices go in batches of ``EngineSettings/recordBatch``. A batch is
     /// recorded *before* it is sent, so a process killed while sending leaves
@@ -111,6 +112,7 @@ extension RetractEngine {
         collapseID: CollapseIDChoice = .reference,
         labels: DeliveryLabels = DeliveryLabels(),
         via service: PushService = .apns,
+        androidDisplay: AndroidDisplay = .firebase,
         resuming: SendProgress? = nil
     ) async throws(RetractError) -> SendReport {
         guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token", field: "tokens") }
@@ -136,7 +138,9 @@ extension RetractEngine {
                 field: collapseID == .reference ? "reference" : "collapseID")
         }
         let transport = try sender.transport(for: app, via: service)
-        let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse)
+        // Firebase shows it under its collapse id, else its reference: the tag RetractKit for Android looks for.
+        let androidTag = androidDisplay == .firebase ? collapse ?? reference.rawValue : nil
+        let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse, androidTag: androidTag)
         // What the service would refuse is refused before anything is recorded.
         if let problem = transport.problem(with: body, kind: kind) {
             throw RetractError(.invalidInput, "payload: \(problem)", field: "payload")
@@ -231,7 +235,7 @@ extension RetractEngine {
     }
 
     /// The longest a device is tried again while a caller waits for
-    /// ``send(app:reference:tokens:payload:collapseID:labels:via:resuming:)``, from
+    /// ``send(app:reference:tokens:payload:collapseID:labels:via:androidDisplay:resuming:)``, from
     /// its first failed attempt (the retry budget, when shorter).
     static let longestWaitWhileSending: Duration = .seconds(60)
 

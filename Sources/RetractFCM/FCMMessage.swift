@@ -23,6 +23,11 @@ public struct FCMMessage: Sendable, Hashable {
         /// alert`, priority 10. Android gets a data message, as for
         /// ``background``, which the app handles itself.
         case serviceExtension
+        /// An alert on an iPhone, as ``alert``; on Android a data message
+        /// only, with the alert's title and body in `data` (`title`, `body`,
+        /// unless the body has keys of those names), which the app shows
+        /// itself, as chat apps do to group by conversation.
+        case appShownAlert
     }
 
     /// The message JSON after the token: `,"data":…}}`.
@@ -42,8 +47,11 @@ public struct FCMMessage: Sendable, Hashable {
     ///   - body: a JSON object with `aps`.
     ///   - collapseID: becomes `apns-collapse-id` (the notification's identifier
     ///     on an iPhone) and the Android `collapse_key`.
+    ///   - tag: the tag of an ``Kind/alert`` on Android: a notification
+    ///     showing with the same tag is replaced, and RetractKit for Android
+    ///     finds an original by it. The collapse id when not given.
     /// - Throws: ``FCMMessageError`` when the body cannot be an FCM message.
-    public init(body: some Collection<UInt8>, kind: Kind, collapseID: String? = nil) throws(FCMMessageError) {
+    public init(body: some Collection<UInt8>, kind: Kind, collapseID: String? = nil, tag: String? = nil) throws(FCMMessageError) {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             throw FCMMessageError("the body is not a JSON object")
         }
@@ -59,6 +67,9 @@ public struct FCMMessage: Sendable, Hashable {
                 data[key] = String(decoding: encoded, as: UTF8.self)
             }
         }
+        if kind == .appShownAlert, let words = Self.androidNotification(from: aps["alert"]) {
+            for (key, text) in words where data[key] == nil { data[key] = text }
+        }
         let deviceBytes = Self.deviceBytes(aps: aps, data: data)
         guard deviceBytes <= 4096 else {
             throw FCMMessageError("the payload an iPhone would get is about \(deviceBytes) bytes with FCM's keys; APNs takes 4096")
@@ -70,8 +81,8 @@ public struct FCMMessage: Sendable, Hashable {
             android["collapse_key"] = collapseID
         }
         if kind == .alert, var notification = Self.androidNotification(from: aps["alert"]) {
-            // The tag is what lets a later notification replace this one on Android.
-            notification["tag"] = collapseID
+            // The tag is what lets a later notification replace this one on Android, and a retraction find it.
+            notification["tag"] = tag ?? collapseID
             android["notification"] = notification
         }
         var message: [String: Any] = ["apns": ["headers": headers, "payload": ["aps": aps]], "android": android]

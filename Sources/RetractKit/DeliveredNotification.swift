@@ -33,6 +33,28 @@ public struct DeliveredNotification: Hashable, Sendable {
             threadIDs: Array(Set(threads)).sorted())
     }
 
+    /// A notification showing on an Android phone, as RetractKit for Android
+    /// (clients/android) matches it: its tag stands for a reference (Retract
+    /// tags an original with its reference, as the collapse id is an
+    /// iPhone's identifier), its extras are read as a push's `userInfo`, and
+    /// its group is its conversation. The identifier is the name the library
+    /// lists it by (``androidName(tag:id:)``). For tools that check both
+    /// clients against the same cases, such as `retract match`.
+    package init(androidTag tag: String?, id: Int, extras: [AnyHashable: Any], group: String?) {
+        self.init(identifier: Self.androidName(tag: tag, id: id), userInfo: extras, threadIdentifier: group)
+        if let tag, !tag.isEmpty {
+            let reference = ReferenceID(tag)
+            if referenceID != reference, !referenceIDs.contains(reference) { referenceIDs.append(reference) }
+        }
+    }
+
+    /// How an Android notification is named in lists: its tag; `tag#id` when
+    /// the id is not 0; `#id` without a tag.
+    package static func androidName(tag: String?, id: Int) -> String {
+        guard let tag else { return "#\(id)" }
+        return id == 0 ? tag : "\(tag)#\(id)"
+    }
+
     /// Whether a retraction of `references` and `threads` removes this
     /// notification: one of its references is among them, or its identifier
     /// is, or one of its threads is.

@@ -95,6 +95,8 @@ struct NotificationBody: Decodable {
     var payload: JSONObjectShape
     var collapseID: String?
     var transport: String?
+    /// How Android phones show it: `firebase` (the default) or `app` (data only).
+    var androidDisplay: String?
     var thread: String?
     var sender: String?
     var recipient: String?
@@ -213,6 +215,13 @@ enum Validate {
         guard let text else { return .apns }
         guard let service = PushService(rawValue: text) else { throw APIProblem.invalid(field, "\"\(text.prefix(40))\": apns or fcm") }
         return service
+    }
+
+    /// How Android phones show an original; Firebase when not given.
+    static func androidDisplay(_ text: String?, field: String) throws(APIProblem) -> AndroidDisplay {
+        guard let text else { return .firebase }
+        guard let display = AndroidDisplay(rawValue: text) else { throw APIProblem.invalid(field, AndroidDisplay.problem(text)) }
+        return display
     }
 
     /// An RFC 3339 time, with or without fractional seconds.

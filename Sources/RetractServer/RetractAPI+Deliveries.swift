@@ -67,6 +67,7 @@ extension RetractAPI {
         let app = try await app(named: given.app, for: caller, field: "app")
         let reference = try Validate.reference(given.reference, field: "reference")
         let service = try Validate.transport(given.transport, field: "transport")
+        let androidDisplay = try Validate.androidDisplay(given.androidDisplay, field: "androidDisplay")
         let tokens = try Validate.tokens(given.tokens, field: "tokens", limit: Self.maximumSendTokens, service: service)
         if let collapseID = given.collapseID, let problem = CollapseIDChoice.problem(with: collapseID) {
             throw APIProblem.invalid("collapseID", problem)
@@ -81,7 +82,8 @@ extension RetractAPI {
         do {
             report = try await engine.send(
                 app: app, reference: reference, tokens: tokens, payload: payload,
-                collapseID: given.collapseID.map { .custom($0) } ?? .reference, labels: given.labels, via: service, resuming: resuming)
+                collapseID: given.collapseID.map { .custom($0) } ?? .reference, labels: given.labels, via: service,
+                androidDisplay: androidDisplay, resuming: resuming)
         } catch {
             if let progress = error.partialSend, input.idempotencyKey != nil, let kept = try? JSONEncoder().encode(progress) {
                 let problem = APIRequestMiddleware.problem(for: error)

@@ -187,6 +187,7 @@ private func describe(_ app: App) -> String {
 extension App.Environment: ExpressibleByArgument {}
 extension PayloadDialect: ExpressibleByArgument {}
 extension RetractionMode: ExpressibleByArgument {}
+extension AndroidDisplay: ExpressibleByArgument {}
 
 /// Prints a value as pretty JSON with sorted keys.
 func printJSON(_ value: some Encodable) throws {

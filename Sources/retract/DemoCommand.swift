@@ -1,6 +1,7 @@
 import APNsSimulator
 import ArgumentParser
 import Crypto
+import FCMSimulator
 import Foundation
 import Logging
 import RetractCore
@@ -22,15 +23,20 @@ struct DemoCommand: AsyncParsableCommand {
             notification to --devices simulated devices, lets --uninstalled of them uninstall the \
             app (APNs then answers 410, FCM UNREGISTERED), \
             retracts the notification with a progress bar, first in background mode and then in \
-            service-extension mode, and replays what every device received through RetractKit, \
-            with iOS's rules for each phone's state (80% with the app in the background, 15% \
-            force-quit, 5% over their background-push budget), to show what each mode leaves on \
-            screen.
+            service-extension mode, and replays what every device received: iPhones (APNs) through \
+            RetractKit, with iOS's rules for each phone's state (80% with the app in the background, \
+            15% force-quit, 5% over their background-push budget); Android phones (FCM) through \
+            RetractKit for Android, the Java library in clients/android run as a process, with \
+            FCM's and Android's rules (80% with the app in the background, 15% force-stopped once \
+            the notification showed, 5% in Doze with the app's high priority lowered by Firebase), \
+            to show what each mode leaves on screen. Android phones need a JDK 11 or later: the \
+            library is built with scripts/android-test --build when it is not yet.
 
             Ctrl-C stops the throwaway PostgreSQL and removes its folder before exiting.
 
             Exit codes: 0 every reached device removed the notification after the \
-            service-extension retraction; 1 one did not, or the \
+            service-extension retraction (an Android phone is reached unless its app is \
+            force-stopped or Doze holds the retraction); 1 one did not, or the \
             demo could not run; 2 a malformed database URL; 4 the given database cannot be \
             reached; 64 a bad argument.
             """
@@ -153,8 +159,14 @@ struct DemoCommand: AsyncParsableCommand {
         let gone = Array(devicesByService.flatMap { group in group.tokens.map { (group.service, $0) } }.shuffled().prefix(uninstalled))
         for (service, token) in gone { services.uninstall(token, of: service) }
         print("2. \(uninstalled) devices uninstalled the app; APNs now answers 410 Unregistered, FCM UNREGISTERED, for them")
-        let before = await services.showing(reference, on: devicesByService).original
+        // Some Android users swipe the app away once the notification shows: FCM delivers nothing more to it.
+        let forceStop = Date()
+        let before = try await services.showing(reference, on: devicesByService, forceStop: forceStop).all
         let reached = Set(tokens).subtracting(gone.map(\.1))
+        var androidUnreached: [DemoServices.AndroidUnreached: Set<DeviceToken>] = [:]
+        for (index, service, token) in DemoServices.numbered(devicesByService) where service == .fcm {
+            if let why = DemoServices.androidPhoneUnreached(at: index) { androidUnreached[why, default: []].insert(token) }
+        }
 
         // 3. The retraction in the default mode, a silent background push, sent by a worker in this process.
         print("3. retract notification \(reference)   (background mode: a silent push RetractKit handles)")
@@ -163,31 +175,92 @@ struct DemoCommand: AsyncParsableCommand {
             mode: .background)
         let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
         print(account.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
-        let afterBackground = await services.showing(reference, on: devicesByService).original.intersection(reached)
+        let afterBackground = try await services.showing(reference, on: devicesByService, forceStop: forceStop)
 
         // 4. Again as an alert for the app's Notification Service Extension, which iOS runs on every phone.
-        print("4. retract notification \(reference) --mode service-extension   (an alert the app's extension turns into a removal)")
+        let extensionNote =
+            devicesByService.contains { $0.service == .fcm } ? "; on Android a data message, as in background mode" : ""
+        print(
+            "4. retract notification \(reference) --mode service-extension   (an alert the app's extension turns into a removal\(extensionNote))"
+        )
         let (second, _) = try await engine.startRetraction(
             app: app, target: .references([reference]), requestedBy: "demo", reason: "sent by mistake", mode: .serviceExtension)
         let secondAccount = try await NotificationCommand.follow(second, app: app, engine: engine)
         print(secondAccount.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
-        let afterExtension = await services.showing(reference, on: devicesByService)
-        let stillShowing = afterExtension.original.intersection(reached)
+        let afterExtension = try await services.showing(reference, on: devicesByService, forceStop: forceStop)
 
-        // 5. What the phones show now, worked out by RetractKit from what each received, with iOS's rules for its state.
-        print("5. what the phones show (RetractKit applied to what each received, iOS's rules for each phone's state):")
-        print("   phones: 80% with the app in the background, 15% force-quit, 5% over their background-push budget;")
-        print("           each app has a Notification Service Extension without the filtering entitlement")
+        // 5. What the phones show now, worked out by each platform's RetractKit from what each received, in its state.
+        print("5. what the phones show (what each phone received, its platform's rules for its state, and RetractKit applied):")
+        let platforms = devicesByService.map(\.service)
+        if platforms.contains(.apns) {
+            print("   iPhones (RetractKit): 80% with the app in the background, 15% force-quit, 5% over their background-push budget;")
+            print("           each app has a Notification Service Extension without the filtering entitlement")
+        }
+        if platforms.contains(.fcm) {
+            print("   Android phones (RetractKit for Android, the Java library run as a process): 80% with the app in the background,")
+            print("           15% force-stopped once the notification showed, 5% in Doze with the app's high priority lowered by Firebase")
+        }
         print("   before the retraction: \(before.count) of \(devices) devices showed \"Spring sale\"")
-        print(
-            "   after background mode:        \(reached.count - afterBackground.count) of the \(reached.count) reachable devices removed it; "
-                + "\(afterBackground.count) still show it (force-quit or throttled: iOS never handed the app the silent push)")
-        print(
-            "   after service-extension mode: \(reached.count - stillShowing.count) of the \(reached.count) reachable devices removed it; "
-                + "\(stillShowing.count) still show it (\(afterExtension.notices) show \"\(RetractionMode.defaultText)\" in its place)")
+        for (step, screens) in [("after background mode:", afterBackground), ("after service-extension mode:", afterExtension)] {
+            print("   \(step)")
+            if platforms.contains(.apns) {
+                let showing = screens.original[.apns, default: []].intersection(reached)
+                let iPhones = reached.intersection(devicesByService.first { $0.service == .apns }?.tokens ?? [])
+                let why =
+                    screens.notices > 0
+                    ? "\(screens.notices) show \"\(RetractionMode.defaultText)\" in its place"
+                    : showing.isEmpty ? "none" : "force-quit or throttled: iOS never handed the app the silent push"
+                print(
+                    "     iPhones:        \(iPhones.count - showing.count) of the \(iPhones.count) reachable removed it; \(showing.count) still show it (\(why))"
+                )
+            }
+            if platforms.contains(.fcm) {
+                let showing = screens.original[.fcm, default: []].intersection(reached)
+                let phones = reached.intersection(devicesByService.first { $0.service == .fcm }?.tokens ?? [])
+                let stopped = showing.intersection(androidUnreached[.forceStopped, default: []]).count
+                let dozing = showing.intersection(androidUnreached[.dozing, default: []]).count
+                let others = showing.count - stopped - dozing
+                let why =
+                    showing.isEmpty
+                    ? "none"
+                    : "\(stopped) force-stopped: FCM delivers nothing to them; \(dozing) in Doze: Firebase lowered the retraction to normal "
+                        + "priority, which waits for a maintenance window"
+                        + (others > 0 ? "; \(others) that got it" : "")
+                print(
+                    "     Android phones: \(phones.count - showing.count) of the \(phones.count) reachable removed it; \(showing.count) still show it (\(why))"
+                )
+            }
+        }
+        var androidLater: Set<DeviceToken> = []
+        if platforms.contains(.fcm) {
+            // The Android phones no push reached: Doze lets the held retraction through; an opened app reads the feed.
+            let feed = try await DemoFeed.start(engine: engine, app: app, keyName: "demo-android-app", logger: logger)
+            do {
+                androidLater = try services.androidShowingLater(
+                    reference, on: devicesByService, forceStop: forceStop,
+                    feed: AndroidReplay.Feed(baseURL: feed.baseURL, apiKey: feed.clientKey))
+            } catch {
+                await feed.stop()
+                throw error
+            }
+            await feed.stop()
+            let waiting = afterExtension.original[.fcm, default: []].intersection(reached)
+            print(
+                "   later, on the Android phones: Doze's maintenance window comes, and the force-stopped apps are opened and read the "
+                    + "device feed (GET /v1/devices/{token}/retractions?transport=fcm, from the API in this process):")
+            print(
+                "     Android phones: \(waiting.count - waiting.intersection(androidLater).count) of the \(waiting.count) that still showed it "
+                    + "removed it; \(androidLater.intersection(reached).count) still show it")
+        }
         print(
             "   unregistered: \(account.unregistered) tokens marked dead in the ledger (the app is gone from those devices); later retractions skip them"
         )
+        // Every iPhone reached, and every Android phone whose app FCM could hand the retraction, removed it;
+        // the others once Doze let it through or the app read the feed at its start.
+        let stillShowing = afterExtension.all.intersection(reached).subtracting(
+            androidUnreached.values.reduce(into: []) { $0.formUnion($1) }
+        )
+        .union(androidLater.intersection(reached))
         guard stillShowing.isEmpty, account.exitCode == 0, secondAccount.exitCode == 0 else {
             throw DemoFailure(description: "\(stillShowing.count) reachable devices still show the notification")
         }

@@ -108,11 +108,11 @@ struct DemoFeed {
     private var group: ServiceGroup
     private var running: Task<Void, any Error>
 
-    static func start(engine: RetractEngine, app: App, logger: Logger) async throws -> DemoFeed {
+    static func start(engine: RetractEngine, app: App, keyName: String = "demo-ios-app", logger: Logger) async throws -> DemoFeed {
         let clientKey = APIKeySecret.generate()
         try await engine.store.createAPIKey(
             APIKeyRecord(
-                name: "demo-ios-app", keyHash: APIKeySecret.hash(clientKey), scopes: [.client], appIDs: [app.id], createdBy: "demo"))
+                name: keyName, keyHash: APIKeySecret.hash(clientKey), scopes: [.client], appIDs: [app.id], createdBy: "demo"))
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let server = RetractServer(
             engine: engine, settings: ServerSettings(port: 0, mode: .api), registry: PrometheusCollectorRegistry(), logger: logger

@@ -28,12 +28,18 @@ enum DemoTransport: String, ExpressibleByArgument, CaseIterable {
 struct DemoServices {
     var apns: (simulator: APNsSimulator, keyPath: String)?
     var fcm: (simulator: FCMSimulator, accountPath: String)?
+    /// RetractKit for Android's classes, which the Android phones (FCM devices) run.
+    var androidClasses: URL?
 
     static let keyID = "DEMOKEY001"
     static let teamID = "DEMOTEAM01"
 
     static func start(_ transport: DemoTransport, in folder: URL) async throws -> DemoServices {
         var services = DemoServices()
+        if transport.services.contains(.fcm) {
+            // Before anything starts: without a JDK there are no Android phones to show.
+            services.androidClasses = try AndroidReplay.classes(root: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        }
         if transport.services.contains(.apns) {
             // A signing key as Apple issues it (.p8), and a simulator that trusts it.
             services.apns = try await APNsSimulator.start(withNewKeyIn: folder, keyID: keyID, teamID: teamID)
@@ -116,15 +122,7 @@ struct DemoServices {
         }
     }
 
-    /// What a device received, as APNs handed it to the iPhone.
-    func received(by token: DeviceToken, via service: PushService) -> [APNsReceivedPush] {
-        switch service {
-        case .apns: apns?.simulator.inbox(for: token.hex) ?? []
-        case .fcm: fcm?.simulator.inbox(for: service.text(of: token)).map(\.asAPNsPush) ?? []
-        }
-    }
-
-    /// The phone each device is: 80% with the app in the background, 15%
+    /// The iPhone each APNs device is: 80% with the app in the background, 15%
     /// force-quit, 5% over their background-push budget, every app with a
     /// Notification Service Extension without the filtering entitlement.
     static func phone(at index: Int) -> APNsSimulatedDevice.Phone {
@@ -135,24 +133,112 @@ struct DemoServices {
         }
     }
 
-    /// What the phones show of a notification with `reference`: those still
-    /// showing it, and how many show the retraction text in its place.
-    func showing(
-        _ reference: ReferenceID, on devices: [(service: PushService, tokens: [DeviceToken])]
-    ) async -> (original: Set<DeviceToken>, notices: Int) {
-        var original: Set<DeviceToken> = []
+    /// The Android phone each FCM device is: 80% with the app in the
+    /// background, 15% whose user force-stopped the app at `forceStop` (once
+    /// the original showed), 5% in Doze with the app's high-priority data
+    /// messages lowered to normal by Firebase.
+    static func androidPhone(at index: Int, forceStop: Date) -> AndroidPhone {
+        switch index % 20 {
+        case 16, 17, 18: AndroidPhone(forceStoppedSince: forceStop)
+        case 19: AndroidPhone(dozing: true, priorityLowered: true)
+        default: AndroidPhone()
+        }
+    }
+
+    /// Why the Android phone at `index` gets no retraction sent after
+    /// `forceStop`: force-stopped, or in Doze holding it; nil when it gets it.
+    static func androidPhoneUnreached(at index: Int) -> AndroidUnreached? {
+        switch index % 20 {
+        case 16, 17, 18: .forceStopped
+        case 19: .dozing
+        default: nil
+        }
+    }
+
+    enum AndroidUnreached {
+        case forceStopped, dozing
+    }
+
+    /// What the phones show of a notification with `reference`.
+    struct Screens {
+        /// The devices still showing it, by service: iPhones (APNs) and Android phones (FCM).
+        var original: [PushService: Set<DeviceToken>] = [:]
+        /// iPhones showing the retraction text in its place.
         var notices = 0
-        var index = 0
-        for (service, tokens) in devices {
-            for token in tokens {
-                let screen = await APNsSimulatedDevice.replay(received(by: token, via: service), on: Self.phone(at: index))
-                index += 1
+
+        var all: Set<DeviceToken> { original.values.reduce(into: []) { $0.formUnion($1) } }
+    }
+
+    /// What the phones show of `reference`: iPhones worked out by RetractKit
+    /// with iOS's rules for each phone's state; Android phones by RetractKit
+    /// for Android, run as a process from ``androidClasses``, on what FCM and
+    /// Android hand each phone's app in its state.
+    func showing(
+        _ reference: ReferenceID, on devices: [(service: PushService, tokens: [DeviceToken])], forceStop: Date
+    ) async throws -> Screens {
+        var screens = Screens()
+        var android: [(device: String, events: [AndroidPhone.Event])] = []
+        var androidTokens: [String: DeviceToken] = [:]
+        for (index, service, token) in Self.numbered(devices) {
+            switch service {
+            case .apns:
+                let screen = await APNsSimulatedDevice.replay(apns?.simulator.inbox(for: token.hex) ?? [], on: Self.phone(at: index))
                 // A carrier shown with the retraction text names the reference too; it is not the original.
                 let shown = screen.showing.filter { screen.texts[$0.identifier] != RetractionMode.defaultText }
-                if shown.contains(where: { $0.referenceID == reference }) { original.insert(token) }
-                if screen.texts.values.contains(RetractionMode.defaultText) { notices += 1 }
+                if shown.contains(where: { $0.referenceID == reference }) { screens.original[.apns, default: []].insert(token) }
+                if screen.texts.values.contains(RetractionMode.defaultText) { screens.notices += 1 }
+            case .fcm:
+                let text = service.text(of: token)
+                let phone = Self.androidPhone(at: index, forceStop: forceStop)
+                android.append((text, phone.delivery(of: fcm?.simulator.inbox(for: text) ?? []).events))
+                androidTokens[text] = token
             }
         }
-        return (original, notices)
+        guard !android.isEmpty else { return screens }
+        try mark(android, showing: reference, tokens: androidTokens, in: &screens, feed: nil)
+        return screens
+    }
+
+    /// Every device with its service and its place among them all, which says what phone it is.
+    static func numbered(
+        _ devices: [(service: PushService, tokens: [DeviceToken])]
+    ) -> [(index: Int, service: PushService, token: DeviceToken)] {
+        devices.flatMap { group in group.tokens.map { (group.service, $0) } }.enumerated().map { ($0.offset, $0.element.0, $0.element.1) }
+    }
+
+    /// The Android phones still showing `reference` later: Doze's
+    /// maintenance window has come, and the users of force-stopped apps have
+    /// opened them, which read the device feed at `feed` as they start.
+    func androidShowingLater(
+        _ reference: ReferenceID, on devices: [(service: PushService, tokens: [DeviceToken])], forceStop: Date, feed: AndroidReplay.Feed
+    ) throws -> Set<DeviceToken> {
+        var android: [(device: String, events: [AndroidPhone.Event])] = []
+        var androidTokens: [String: DeviceToken] = [:]
+        for (index, service, token) in Self.numbered(devices) where service == .fcm {
+            let text = service.text(of: token)
+            var phone = Self.androidPhone(at: index, forceStop: forceStop)
+            phone.dozing = false
+            var events = phone.delivery(of: fcm?.simulator.inbox(for: text) ?? []).events
+            if phone.forceStoppedSince != nil { events.append(.appStart) }
+            android.append((text, events))
+            androidTokens[text] = token
+        }
+        var screens = Screens()
+        try mark(android, showing: reference, tokens: androidTokens, in: &screens, feed: feed)
+        return screens.original[.fcm, default: []]
+    }
+
+    /// Runs RetractKit for Android on `phones` and notes those still showing `reference`.
+    private func mark(
+        _ phones: [(device: String, events: [AndroidPhone.Event])], showing reference: ReferenceID, tokens: [String: DeviceToken],
+        in screens: inout Screens, feed: AndroidReplay.Feed?
+    ) throws {
+        guard let androidClasses else {
+            throw AndroidReplay.Failure(description: "the Android phones need RetractKit for Android's classes")
+        }
+        for (device, shown) in try AndroidReplay.screens(of: phones, classes: androidClasses, feed: feed)
+        where shown.contains(where: { $0.references.contains(reference.rawValue) }) {
+            if let token = tokens[device] { screens.original[.fcm, default: []].insert(token) }
+        }
     }
 }

@@ -55,6 +55,10 @@ struct InputFile {
 func jsonKind(_ value: Any) -> String {
     switch value {
     case is String: "a string"
+    // Written back as JSON, a boolean is `true` or `false` on every platform (`is Bool` holds for 0 and 1 on Linux).
+    case is NSNumber
+    where ["[true]", "[false]"].contains((try? JSONSerialization.data(withJSONObject: [value])).map { String(decoding: $0, as: UTF8.self) }):
+        "a boolean"
     case is NSNumber: "a number"
     case is [Any]: "an array"
     case is [String: Any]: "an object"

@@ -8,9 +8,15 @@ struct Match: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what a device would remove for a push.",
         discussion: """
-            PUSH is the push's userInfo (a JSON object). DELIVERED is an array of \
-            {"identifier": "...", "userInfo": {...}, "threadIdentifier": "..."}: the notifications showing \
-            on the device (threadIdentifier, optional, is the request's; else aps.thread-id is read).
+            PUSH is the push's userInfo (a JSON object), or an FCM message's data map. DELIVERED is an array \
+            of the notifications showing on the device, each either an iPhone's, {"identifier": "...", \
+            "userInfo": {...}, "threadIdentifier": "..."} (threadIdentifier, optional, is the request's; else \
+            aps.thread-id is read), or an Android phone's, {"tag": "...", "id": 0, "extras": {...}, "group": \
+            "...", "channel": "..."} (StatusBarNotification's tag and id, the notification's extras, group \
+            and channel id; one of tag and id is needed), matched as RetractKit for Android matches it: by \
+            its tag, the custom data in its extras, and its group as its conversation. An Android \
+            notification is listed by its tag, tag#id when its id is not 0, #id without a tag. \
+            scripts/android-match takes the same files and prints the same.
 
             Prints one JSON object: {"retraction": true|false, "references": [...], "threads": [...], "remove": [...], \
             "diagnostics": [{"key": "...", "problem": "..."}]}. A value a device cannot read is left out \
@@ -78,8 +84,14 @@ struct Match: AsyncParsableCommand {
             guard let object = element as? [String: Any] else {
                 throw file.problem("element \(index): expected an object, found \(jsonKind(element))")
             }
+            if object["identifier"] == nil, object["tag"] != nil || object["id"] != nil {
+                delivered.append(try androidNotification(object, file: file, at: "element \(index): "))
+                continue
+            }
             guard let identifier = object["identifier"] as? String else {
-                throw file.problem("element \(index): \"identifier\" must be a string")
+                throw file.problem(
+                    "element \(index): \"identifier\" must be a string (an iPhone's notification), or give \"tag\" and \"id\" (an Android one)"
+                )
             }
             let userInfo = object["userInfo"] ?? [String: Any]()
             guard let userInfo = userInfo as? [String: Any] else {
@@ -92,6 +104,32 @@ struct Match: AsyncParsableCommand {
             delivered.append(DeliveredNotification(identifier: identifier, userInfo: userInfo, threadIdentifier: thread as? String))
         }
         return delivered
+    }
+
+    /// An Android notification: `{"tag", "id", "extras", "group", "channel"}`,
+    /// matched as RetractKit for Android matches it.
+    private func androidNotification(
+        _ object: [String: Any], file: InputFile, at: String
+    ) throws(InputFile.Problem) -> DeliveredNotification {
+        let tag = object["tag"]
+        guard tag == nil || tag is NSNull || tag is String else {
+            throw file.problem(at + "\"tag\" must be a string or null, found \(jsonKind(tag!))")
+        }
+        var id = 0
+        if let value = object["id"] {
+            guard let number = value as? NSNumber, jsonKind(value) == "a number", let exact = Int32(exactly: number.doubleValue) else {
+                throw file.problem(at + "\"id\" must be an integer (a 32-bit notification id), found \(jsonKind(value))")
+            }
+            id = Int(exact)
+        }
+        let extras = object["extras"] ?? [String: Any]()
+        guard let extras = extras as? [String: Any] else {
+            throw file.problem(at + "\"extras\" must be an object, found \(jsonKind(extras))")
+        }
+        for key in ["group", "channel"] where object[key] != nil && !(object[key] is String) {
+            throw file.problem(at + "\"\(key)\" must be a string, found \(jsonKind(object[key]!))")
+        }
+        return DeliveredNotification(androidTag: tag as? String, id: id, extras: extras, group: object["group"] as? String)
     }
 }
 

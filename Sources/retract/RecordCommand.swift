@@ -128,6 +128,13 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(help: "Send no apns-collapse-id.")
     var noCollapseID = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Through FCM, how Android phones show it: firebase (Firebase shows it, tagged with the collapse id or else the reference) "
+                + "or app (a data message with the alert's title and body, which the app shows with RetractKit for Android).",
+            valueName: "firebase|app"))
+    var androidDisplay: AndroidDisplay = .firebase
+
     @Flag(help: "Print the account as JSON.")
     var json = false
 
@@ -153,7 +160,7 @@ struct SendCommand: AsyncParsableCommand {
             report = try await engine.withEngine(database) { engine in
                 try await engine.send(
                     app: try await engine.app(named: app), reference: reference, tokens: tokens, payload: payload,
-                    collapseID: collapse, labels: labels, via: service)
+                    collapseID: collapse, labels: labels, via: service, androidDisplay: androidDisplay)
             }
         } catch let error as RetractError {
             throw fail(

@@ -6,9 +6,10 @@ import Testing
 /// The simulator's check that a body is one JSON object, against
 /// `JSONSerialization`, which it replaced for every body but an alert's.
 ///
-/// They differ on one thing: Linux's `JSONSerialization` takes a comma
+/// They differ on two things: Linux's `JSONSerialization` takes a comma
 /// before a closing bracket (`{"a":1,}`), which RFC 8259 does not, and
-/// neither does the simulator now.
+/// neither does the simulator now; and it reads text in UTF-16 or UTF-32,
+/// which APNs does not.
 @Suite("The simulator's JSON check")
 struct JSONSyntaxTests {
     static func foundationSaysObject(_ bytes: [UInt8]) -> Bool {
@@ -39,9 +40,12 @@ struct JSONSyntaxTests {
         return false
     }
 
-    /// JSONSerialization's verdict, without the trailing comma it allows.
+    /// JSONSerialization's verdict, without the trailing comma it allows,
+    /// and without the documents it reads as UTF-16 or UTF-32: it guesses
+    /// the encoding from NUL bytes (`00 7B 00 7D` is `{}` in UTF-16), and a
+    /// NUL byte is never in a UTF-8 JSON text, the only kind APNs takes.
     static func strictFoundationSaysObject(_ bytes: [UInt8]) -> Bool {
-        foundationSaysObject(bytes) && !hasTrailingComma(bytes)
+        foundationSaysObject(bytes) && !hasTrailingComma(bytes) && !bytes.contains(0)
     }
 
     static func syntaxSaysObject(_ bytes: [UInt8]) -> Bool {
@@ -74,6 +78,10 @@ struct JSONSyntaxTests {
             #expect(!Self.syntaxSaysObject(Array(document.utf8)), "\(document)")
             #expect(!Self.foundationSaysObject(Array(document.utf8)), "\(document)")
         }
+        // `{}` in UTF-16, which a property check once made of `{}`: Foundation reads it, APNs and the simulator do not.
+        let utf16: [UInt8] = [0x00, 0x7B, 0x00, 0x7D]
+        #expect(!Self.syntaxSaysObject(utf16))
+        #expect(!Self.strictFoundationSaysObject(utf16))
         for document in ["{\"a\":1,}", "{\"a\":[1,]}", "{\"a\":[1, ] }", "{\"a\":{\"b\":\",}\",},}"] {
             #expect(!Self.syntaxSaysObject(Array(document.utf8)), "\(document)")
             #expect(Self.hasTrailingComma(Array(document.utf8)), "\(document)")

@@ -306,6 +306,33 @@ struct FCMClientTests {
         #expect(throws: FCMMessageError.self) { try FCMMessage(body: Data(#"{"aps":{},"from":"x"}"#.utf8), kind: .alert) }
         #expect(throws: FCMMessageError.self) { try FCMMessage(body: Data(#"{"alert":"x"}"#.utf8), kind: .alert) }
     }
+
+    @Test("an original the Android app shows itself is data only, with the alert's words; a tag given is Firebase's tag")
+    func androidOriginalForms() throws {
+        let payload = try PayloadBuilder().originalPayload(
+            Data(#"{"aps":{"alert":{"title":"Ada","body":"see you at 8?"}},"title":"kept"}"#.utf8), reference: "m1", thread: "c-1")
+        func inner(_ message: FCMMessage) throws -> [String: Any] {
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: message.request(token: "t"))) as? [String: Any])
+            return try #require(json["message"] as? [String: Any])
+        }
+        let shownByApp = try inner(FCMMessage(body: payload, kind: .appShownAlert, collapseID: "m1"))
+        let android = try #require(shownByApp["android"] as? [String: Any])
+        #expect(android["notification"] == nil)
+        #expect(android["priority"] as? String == "HIGH")
+        let data = try #require(shownByApp["data"] as? [String: String])
+        // The body's own `title` is the app's and stays; the alert's body fills the other.
+        #expect(data["title"] == "kept")
+        #expect(data["body"] == "see you at 8?")
+        #expect(DeliveredNotification(identifier: "x", userInfo: data).referenceID == "m1")
+        // iPhones still get an alert.
+        let apns = try #require(shownByApp["apns"] as? [String: Any])
+        #expect((apns["headers"] as? [String: String])?["apns-push-type"] == "alert")
+
+        let tagged = try inner(FCMMessage(body: payload, kind: .alert, collapseID: nil, tag: "m1"))
+        let notification = try #require((tagged["android"] as? [String: Any])?["notification"] as? [String: String])
+        #expect(notification["tag"] == "m1")
+        #expect((tagged["android"] as? [String: Any])?["collapse_key"] == nil)
+    }
 }
 
 @Suite("FCM answers read from the wire")
@@ -338,9 +365,12 @@ struct FCMRejectionTests {
                 == .init(host: "fcm.googleapis.com", port: 443, authority: "fcm.googleapis.com", sendPath: "/v1/projects/p/messages:send"))
         #expect(
             endpoint("https://proxy.example:8443/fcm%20relay/")
-                == .init(host: "proxy.example", port: 8443, authority: "proxy.example:8443", sendPath: "/fcm%20relay/v1/projects/p/messages:send"))
+                == .init(
+                    host: "proxy.example", port: 8443, authority: "proxy.example:8443", sendPath: "/fcm%20relay/v1/projects/p/messages:send"
+                ))
         #expect(
-            endpoint("https://[::1]:9000") == .init(host: "::1", port: 9000, authority: "[::1]:9000", sendPath: "/v1/projects/p/messages:send"))
+            endpoint("https://[::1]:9000")
+                == .init(host: "::1", port: 9000, authority: "[::1]:9000", sendPath: "/v1/projects/p/messages:send"))
         #expect(endpoint("http://fcm.googleapis.com") == nil)
         #expect(endpoint("fcm.googleapis.com") == nil)
     }

@@ -11,11 +11,15 @@ struct VectorTests {
         let push = try userInfo(vector.pushJSON)
         let delivered = try #require(try JSONSerialization.jsonObject(with: Data(vector.deliveredJSON.utf8)) as? [[String: Any]])
         let showing = try delivered.map { notification in
-            DeliveredNotification(
-                identifier: try #require(notification["identifier"] as? String),
-                userInfo: notification["userInfo"] as? [AnyHashable: Any] ?? [:],
-                threadIdentifier: notification["threadIdentifier"] as? String
-            )
+            // An Android phone's notification, as RetractKit for Android matches it (`retract match` reads both).
+            guard let identifier = notification["identifier"] as? String else {
+                return DeliveredNotification(
+                    androidTag: notification["tag"] as? String, id: notification["id"] as? Int ?? 0,
+                    extras: notification["extras"] as? [AnyHashable: Any] ?? [:], group: notification["group"] as? String)
+            }
+            return DeliveredNotification(
+                identifier: identifier, userInfo: notification["userInfo"] as? [AnyHashable: Any] ?? [:],
+                threadIdentifier: notification["threadIdentifier"] as? String)
         }
         let center = InMemoryNotificationCenter(delivered: showing)
         let report = await RetractionHandler(center: center).handle(RetractPayload.read(push))

@@ -12,12 +12,7 @@ struct FCMEndpointTests {
     @Test func anFCMAppRecordsSendsAndRetractsOverHTTP() async throws {
         try await SimulatedFCM.with { fcm in
             try await APIStage.with(fcm: fcm) { stage in
-                let admin = try await stage.key([.admin], apps: [])
-                let registered = try await stage.call(
-                    "POST", "/v1/apps", key: admin,
-                    body:
-                        #"{"name":"droid","topic":"com.example.droid","environment":"production","fcmServiceAccountPath":"\#(fcm.serviceAccountPath)"}"#
-                )
+                let registered = try await Self.registerDroid(on: stage, fcm: fcm)
                 #expect(registered.status == 201, "\(registered)")
                 #expect(registered.json?["auth"] as? String == "none")
                 #expect(registered.json?["fcmServiceAccountPath"] as? String == fcm.serviceAccountPath)
@@ -74,6 +69,86 @@ struct FCMEndpointTests {
             }
         }
     }
+
+    /// Both ways an Android phone shows an original sent through the API,
+    /// and one retraction of both: the phones' screens worked out by
+    /// RetractKit for Android (the Java library, run as a process) on what
+    /// FCM handed each phone in its state.
+    @Test func aDataOnlyAndroidOriginalAndAFirebaseShownOneAreBothRemovedByARetraction() async throws {
+        let classes = try AndroidReplay.classes(root: Self.packageRoot)
+        try await SimulatedFCM.with { fcm in
+            try await APIStage.with(fcm: fcm) { stage in
+                let registered = try await Self.registerDroid(on: stage, fcm: fcm)
+                #expect(registered.status == 201, "\(registered)")
+                let app = try #require(try await stage.store.app(named: "droid"))
+                let key = try await stage.key([.send, .retract, .read], apps: [app])
+                let devices = SimulatedFCM.tokens(0..<3).map { PushService.fcm.text(of: $0) }
+                let tokens = devices.map { "\"\($0)\"" }.joined(separator: ",")
+                func send(_ reference: String, _ extra: String) async throws {
+                    let sent = try await stage.call(
+                        "POST", "/v1/notifications", key: key,
+                        body:
+                            #"{"app":"droid","reference":"\#(reference)","transport":"fcm","tokens":[\#(tokens)],"payload":{"aps":{"alert":{"title":"Ada","body":"\#(reference)"}}}\#(extra)}"#
+                    )
+                    #expect(sent.status == 200, "\(sent)")
+                }
+                try await send("msg-a", #","androidDisplay":"app","thread":"c-1""#)
+                try await send("msg-b", "")
+                try await send("msg-c", #","androidDisplay":"firebase""#)
+                let refused = try await stage.call(
+                    "POST", "/v1/notifications", key: key,
+                    body:
+                        #"{"app":"droid","reference":"x","transport":"fcm","tokens":[\#(tokens)],"payload":{"aps":{"alert":"x"}},"androidDisplay":"tray"}"#
+                )
+                #expect(refused.status == 422)
+                #expect(refused.json?["field"] as? String == "androidDisplay")
+                #expect((refused.json?["detail"] as? String)?.contains("firebase (Firebase shows it) or app") == true, "\(refused)")
+
+                let forceStopped = Date()
+                let made = try await stage.call(
+                    "POST", "/v1/retractions", key: key, body: #"{"app":"droid","references":["msg-a","msg-b"]}"#)
+                #expect(made.status == 202, "\(made)")
+                let done = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+                #expect(done["sent"] as? Int == 3)
+
+                // Phone 0 and 1 have the app in the background (1 dozing: the retraction is high priority);
+                // phone 2's user force-stopped the app before the retraction, so FCM delivered it nothing.
+                let phones = [AndroidPhone(), AndroidPhone(dozing: true), AndroidPhone(forceStoppedSince: forceStopped)]
+                let deliveries = zip(devices, phones).map { device, phone in (device, phone.delivery(of: fcm.simulator.inbox(for: device)))
+                }
+                let before = deliveries[2].1.events
+                // What the phones were handed: the data-only original to the app, the others shown by Firebase under their tags.
+                #expect(before.count == 3)
+                #expect(before[1] == .display(tag: "msg-b"))
+                #expect(before[2] == .display(tag: "msg-c"))
+                guard case .data(let data) = before[0] else {
+                    Issue.record("msg-a reached the phone as \(before[0]), not as data for the app")
+                    return
+                }
+                #expect(data["title"] == "Ada")
+                #expect(data["body"] == "msg-a")
+
+                let screens = try AndroidReplay.screens(of: deliveries.map { ($0.0, $0.1.events) }, classes: classes)
+                #expect(screens[devices[0]]?.map(\.name) == ["msg-c"])
+                #expect(screens[devices[1]]?.map(\.name) == ["msg-c"])
+                #expect(screens[devices[2]]?.map(\.name) == ["msg-a", "msg-b", "msg-c"])
+                #expect(deliveries[2].1.undelivered == 1)
+            }
+        }
+    }
+
+    /// Registers `droid`, an app reached through the FCM simulator only, as an admin would.
+    static func registerDroid(on stage: APIStage, fcm: SimulatedFCM) async throws -> HTTPAnswer {
+        let admin = try await stage.key([.admin], apps: [])
+        return try await stage.call(
+            "POST", "/v1/apps", key: admin,
+            body:
+                #"{"name":"droid","topic":"com.example.droid","environment":"production","fcmServiceAccountPath":"\#(fcm.serviceAccountPath)"}"#
+        )
+    }
+
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func fcmInputThatCannotBeUsedIsNamedAndWritesNothing() async throws {
         try await APIStage.with { stage in

@@ -278,7 +278,10 @@ struct EndToEndTests {
         // In background mode, force-quit and throttled phones keep it; the extension's carrier reaches every phone.
         #expect(result.stdout.contains("after background mode:"))
         #expect(!result.stdout.contains("; 0 still show it (force-quit"))
-        #expect(result.stdout.contains("after service-extension mode: 297 of the 297 reachable devices removed it; 0 still show it"))
+        #expect(
+            result.stdout.contains(
+                "after service-extension mode:\n     iPhones:        297 of the 297 reachable removed it; 0 still show it"),
+            "\(result.stdout)")
         // Only the latest push reaches the phone: a burst to suspended apps, and a phone offline.
         #expect(result.stdout.contains("m1 and m2 gone from 100 of 100 phones; m3 still shows on 100"), "\(result.stdout)")
         #expect(result.stdout.contains("the phone shows m5 (without the feed it would show m4 and m5)"), "\(result.stdout)")

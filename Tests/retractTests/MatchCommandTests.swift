@@ -83,6 +83,12 @@ struct MatchCommandTests {
         let diagnostics = printed["diagnostics"] as? [[String: String]] ?? []
         #expect(diagnostics.compactMap { $0["key"] }.sorted() == vector.diagnostics.sorted())
         #expect(result.stderr.split(separator: "\n").count == vector.diagnostics.count, "\(result.stderr)")
+
+        // RetractKit for Android reads the same files and prints the same line.
+        let android = try AndroidMatch.run(["--push", push, "--delivered", delivered])
+        #expect(android.status == 0, "\(android.stderr)")
+        #expect(AndroidMatch.comparable(android.stdout) == AndroidMatch.comparable(result.stdout))
+        #expect(android.stderr.split(separator: "\n").count == vector.diagnostics.count, "\(android.stderr)")
     }
 
     /// Broken inputs: each exits 2 with one line naming the file and the problem.
@@ -95,12 +101,24 @@ struct MatchCommandTests {
         ("[1]", "[]", "PUSH: expected a JSON object (the push's userInfo), found an array"),
         ("{}", "{}", #"DELIVERED: expected a JSON array of {"identifier", "userInfo"}, found an object"#),
         ("{}", "[7]", "DELIVERED: element 0: expected an object, found a number"),
-        ("{}", #"[{"identifier": "a"}, {"userInfo": {}}]"#, #"DELIVERED: element 1: "identifier" must be a string"#),
+        (
+            "{}", #"[{"identifier": "a"}, {"userInfo": {}}]"#,
+            #"DELIVERED: element 1: "identifier" must be a string (an iPhone's notification), or give "tag" and "id" (an Android one)"#
+        ),
         ("{}", #"[{"identifier": "a", "userInfo": "x"}]"#, #"DELIVERED: element 0: "userInfo" must be an object, found a string"#),
         (
             "{}", #"[{"identifier": "a", "threadIdentifier": 7}]"#,
             #"DELIVERED: element 0: "threadIdentifier" must be a string, found a number"#
         ),
+        ("{}", #"[{"tag": 7}]"#, #"DELIVERED: element 0: "tag" must be a string or null, found a number"#),
+        (
+            "{}", #"[{"tag": "a", "id": true}]"#,
+            #"DELIVERED: element 0: "id" must be an integer (a 32-bit notification id), found a boolean"#
+        ),
+        ("{}", #"[{"tag": "a", "id": 1.5}]"#, #"DELIVERED: element 0: "id" must be an integer (a 32-bit notification id), found a number"#),
+        ("{}", #"[{"id": 3000000000}]"#, #"DELIVERED: element 0: "id" must be an integer (a 32-bit notification id), found a number"#),
+        ("{}", #"[{"id": 1, "extras": []}]"#, #"DELIVERED: element 0: "extras" must be an object, found an array"#),
+        ("{}", #"[{"tag": "a", "group": 3}]"#, #"DELIVERED: element 0: "group" must be a string, found a number"#),
     ]
 
     @Test(arguments: brokenInputs.indices)
@@ -116,6 +134,12 @@ struct MatchCommandTests {
         let expected = input.message.replacingOccurrences(of: "PUSH", with: push).replacingOccurrences(of: "DELIVERED", with: delivered)
         #expect(result.stderr.hasPrefix("retract match: " + expected), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+
+        // The Android library's entry refuses the same files with the same exit code.
+        let android = try AndroidMatch.run(["--push", push, "--delivered", delivered])
+        #expect(android.status == 2)
+        #expect(android.stdout.isEmpty)
+        #expect(android.stderr.hasPrefix("android-match: " + expected), "\(android.stderr)")
     }
 
     @Test func folderInsteadOfFileExitsTwo() throws {

@@ -1,0 +1,41 @@
+package dev.retract.kit;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A {@link NotificationShade} in memory, as Android's behaves: posting under
+ * a tag and id already showing replaces that notification (and, as RetractKit's
+ * in-memory center does, one listed under the same name). For tests, and for
+ * the simulator's Android phones.
+ */
+public final class InMemoryShade implements NotificationShade {
+    private final List<ShownNotification> showing = new ArrayList<>();
+
+    public InMemoryShade() {}
+
+    public InMemoryShade(List<ShownNotification> showing) {
+        for (ShownNotification notification : showing) post(notification);
+    }
+
+    /** Shows {@code notification}, in place of one with the same tag and id. */
+    public synchronized void post(ShownNotification notification) {
+        showing.removeIf(shown -> sameSlot(shown, notification));
+        showing.add(notification);
+    }
+
+    @Override
+    public synchronized List<ShownNotification> active() {
+        return new ArrayList<>(showing);
+    }
+
+    @Override
+    public synchronized void cancel(ShownNotification notification) {
+        showing.removeIf(shown -> sameSlot(shown, notification));
+    }
+
+    private static boolean sameSlot(ShownNotification one, ShownNotification other) {
+        boolean sameTagAndId = one.id() == other.id() && java.util.Objects.equals(one.tag(), other.tag());
+        return sameTagAndId || CanonicalText.same(one.name(), other.name());
+    }
+}

@@ -1,0 +1,87 @@
+package dev.retract.kit;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+
+/** What {@link RetractClient#onMessageReceived} did with one message. */
+public final class MessageOutcome {
+    /** What the message was. */
+    public enum Kind {
+        /** A retraction: {@link #removed()} were cancelled (possibly none). */
+        RETRACTION,
+        /** An original Retract sent for the app to show: {@link #original()} says how. */
+        ORIGINAL,
+        /** Such an original whose retraction arrived first: do not show it. */
+        RETRACTED_ORIGINAL,
+        /**
+         * Not for the library: the app's own message, left to it. When it
+         * names a reference (a silent original, say), {@link #original()} is
+         * set and {@link #retractedBefore()} says whether it was retracted.
+         */
+        NOT_RETRACT
+    }
+
+    private final Kind kind;
+    private final List<ShownNotification> removed;
+    private final Set<String> references;
+    private final Set<String> threads;
+    private final Original original;
+    private final boolean retractedBefore;
+    private final List<PayloadProblem> diagnostics;
+    private final boolean moreInFeed;
+
+    MessageOutcome(Kind kind, List<ShownNotification> removed, Set<String> references, Set<String> threads, Original original,
+            boolean retractedBefore, List<PayloadProblem> diagnostics, boolean moreInFeed) {
+        this.kind = kind;
+        this.removed = Collections.unmodifiableList(removed);
+        this.references = Collections.unmodifiableSet(references);
+        this.threads = Collections.unmodifiableSet(threads);
+        this.original = original;
+        this.retractedBefore = retractedBefore;
+        this.diagnostics = diagnostics;
+        this.moreInFeed = moreInFeed;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /**
+     * The notifications cancelled: those a retraction names, and any showing
+     * whose reference was retracted before (see {@link RetractClient#sweep}).
+     */
+    public List<ShownNotification> removed() {
+        return removed;
+    }
+
+    /** The references a retraction named. */
+    public Set<String> references() {
+        return references;
+    }
+
+    /** The conversations a retraction named. */
+    public Set<String> threads() {
+        return threads;
+    }
+
+    /** The original the message is, when it names a reference and is not a retraction; else null. */
+    public Original original() {
+        return original;
+    }
+
+    /** Whether that original's retraction came before it: do not show it. */
+    public boolean retractedBefore() {
+        return retractedBefore;
+    }
+
+    /** Values of the message that could not be read and were left out. */
+    public List<PayloadProblem> diagnostics() {
+        return diagnostics;
+    }
+
+    /** A retraction said the rest is in the device feed: read it ({@link RetractClient#catchUp}). */
+    public boolean moreInFeed() {
+        return moreInFeed;
+    }
+}

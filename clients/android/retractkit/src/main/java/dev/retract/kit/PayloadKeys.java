@@ -1,0 +1,24 @@
+package dev.retract.kit;
+
+/** The keys of Retract's payloads (docs/payload.md), in both dialects. */
+public final class PayloadKeys {
+    private PayloadKeys() {}
+
+    /** The custom data keys, canonical first then the article's spelling, in reading order. */
+    public static final String[] CUSTOM_DATA = {"notificationCustomData", "notifcationCustomData"};
+    /** The single reference, canonical then the article's spelling. */
+    public static final String[] REFERENCE_ID = {"pushNotificationReferenceId", "pushNotificationReferanceId"};
+    /** The removal flag, canonical then the article's spelling. */
+    public static final String[] MUST_REMOVE = {"isReferredNotificationMustRemoved", "isReferedNotificationMustRemoved"};
+    public static final String REFERENCE_IDS = "pushNotificationReferenceIds";
+    public static final String THREAD_ID = "pushNotificationThreadId";
+    public static final String THREAD_IDS = "pushNotificationThreadIds";
+    public static final String MORE_IN_FEED = "pushNotificationMoreInFeed";
+
+    /**
+     * The title and body of an original Retract sends to Android as data only
+     * (the app builds the notification): the alert's words, in the data map.
+     */
+    public static final String TITLE = "title";
+    public static final String BODY = "body";
+}

@@ -1,0 +1,51 @@
+package dev.retract.kit;
+
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/** What a phone reads out of one push. */
+public final class PushReading {
+    private final CustomData customData;
+    private final List<PayloadProblem> diagnostics;
+
+    PushReading(CustomData customData, List<PayloadProblem> diagnostics) {
+        this.customData = customData;
+        this.diagnostics = Collections.unmodifiableList(diagnostics);
+    }
+
+    /** The custom data, united across both keys (or read at the top level); null when the push carries none. */
+    public CustomData customData() {
+        return customData;
+    }
+
+    /** The values that could not be read, each naming its key, in reading order. */
+    public List<PayloadProblem> diagnostics() {
+        return diagnostics;
+    }
+
+    /**
+     * Whether the push is a retraction: the removal flag set to an accepted
+     * true value, and a reference or a thread to remove.
+     */
+    public boolean isRetraction() {
+        return customData != null && customData.mustRemove
+                && !(customData.references().isEmpty() && customData.threadIds.isEmpty());
+    }
+
+    /** The references to remove; empty when the push is not a retraction. */
+    public Set<String> retractedReferences() {
+        return isRetraction() ? new LinkedHashSet<>(customData.references()) : Collections.<String>emptySet();
+    }
+
+    /** The conversations whose every notification the retraction removes; empty when it is not one. */
+    public Set<String> retractedThreads() {
+        return isRetraction() ? new LinkedHashSet<>(CanonicalText.distinct(customData.threadIds)) : Collections.<String>emptySet();
+    }
+
+    /** Whether the push says the rest of what to remove is in the device feed. */
+    public boolean moreInFeed() {
+        return isRetraction() && customData.moreInFeed;
+    }
+}

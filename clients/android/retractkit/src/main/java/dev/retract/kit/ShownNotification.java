@@ -1,0 +1,179 @@
+package dev.retract.kit;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A notification showing on the phone, as matching sees it: what Android's
+ * {@code StatusBarNotification} gives ({@code getTag()}, {@code getId()}, the
+ * notification's {@code extras}, {@code getGroup()} and
+ * {@code getChannelId()}).
+ *
+ * <p>A retraction removes it when one of its references is retracted (the
+ * custom data in its extras, read as a push is read), when its tag is one of
+ * them (Firebase shows an original under the tag Retract gives it, see
+ * {@link RetractTags}; an app that builds its own notification uses the same
+ * tag), or when its conversation is retracted: its group, or the thread in its
+ * extras' custom data. The channel is not a conversation (the user turns
+ * channels on and off by kind: "Messages", "Offers") and is never matched.
+ */
+public final class ShownNotification {
+    private final String tag;
+    private final int id;
+    private final Map<String, ?> extras;
+    private final String group;
+    private final String channel;
+    private final String identifier;
+    private final Set<String> references;
+    private final Set<String> threads;
+
+    /**
+     * @param tag the notification's tag, or null (Firebase's own default is {@code FCM-Notification:<n>})
+     * @param id its id; Firebase shows its notifications with id 0
+     * @param extras its extras: what the app put there (the data map, for
+     *     an original the app built), or nothing for one Firebase showed
+     * @param group its group key, or null
+     * @param channel its channel id, or null
+     */
+    public ShownNotification(String tag, int id, Map<String, ?> extras, String group, String channel) {
+        this(tag, id, extras, group, channel, androidName(tag, id));
+    }
+
+    private ShownNotification(
+            String tag, int id, Map<String, ?> extras, String group, String channel, String identifier) {
+        this.tag = tag;
+        this.id = id;
+        this.extras = extras == null ? Collections.<String, Object>emptyMap() : Collections.unmodifiableMap(new LinkedHashMap<>(extras));
+        this.group = group;
+        this.channel = channel;
+        this.identifier = identifier;
+        CustomData customData = RetractPayload.read(this.extras).customData();
+        List<String> references = new ArrayList<>();
+        if (customData != null) references.addAll(customData.references());
+        if (tag != null && !tag.isEmpty()) references.add(tag);
+        this.references = Collections.unmodifiableSet(new LinkedHashSet<>(CanonicalText.distinct(references)));
+        List<String> threads = new ArrayList<>();
+        String conversation = group != null ? group : apsThread(this.extras);
+        if (conversation != null && !conversation.isEmpty()) threads.add(conversation);
+        if (customData != null && customData.threadId() != null && !customData.threadId().isEmpty()) threads.add(customData.threadId());
+        this.threads = Collections.unmodifiableSet(new LinkedHashSet<>(CanonicalText.distinct(threads)));
+    }
+
+    /**
+     * An iPhone's notification as {@code retract match} takes it: its
+     * request identifier, its {@code userInfo} and its thread identifier.
+     * The identifier plays the part of the tag (both are what an original's
+     * collapse id becomes) and the thread identifier that of the group.
+     */
+    public static ShownNotification ofIPhone(String identifier, Map<String, ?> userInfo, String threadIdentifier) {
+        return new ShownNotification(identifier, 0, userInfo, threadIdentifier, null, identifier);
+    }
+
+    /** How the notification is named in lists: its tag; {@code tag#id} when the id is not 0; {@code #id} without a tag. */
+    static String androidName(String tag, int id) {
+        if (tag == null) return "#" + id;
+        return id == 0 ? tag : tag + "#" + id;
+    }
+
+    private static String apsThread(Map<String, ?> extras) {
+        Object aps = extras.get("aps");
+        if (!(aps instanceof Map)) return null;
+        Object thread = ((Map<?, ?>) aps).get("thread-id");
+        return thread instanceof String ? (String) thread : null;
+    }
+
+    /** Whether a retraction of {@code references} and {@code threads} removes this notification. */
+    public boolean isRetractedBy(Set<String> references, Set<String> threads) {
+        return isRetractedByKeys(keys(references), keys(threads));
+    }
+
+    /** {@link #isRetractedBy} with the references and threads as {@link CanonicalText#key}s. */
+    private boolean isRetractedByKeys(Set<String> references, Set<String> threads) {
+        for (String reference : this.references) {
+            if (references.contains(CanonicalText.key(reference))) return true;
+        }
+        for (String thread : this.threads) {
+            if (threads.contains(CanonicalText.key(thread))) return true;
+        }
+        return references.contains(CanonicalText.key(identifier));
+    }
+
+    private static Set<String> keys(Set<String> strings) {
+        Set<String> keys = new java.util.HashSet<>();
+        for (String text : strings) keys.add(CanonicalText.key(text));
+        return keys;
+    }
+
+    /** The references this notification stands for: those of its extras, and its tag. */
+    public Set<String> references() {
+        return references;
+    }
+
+    /** The conversations it belongs to: its group (or an iPhone's thread) and its extras' thread. */
+    public Set<String> threads() {
+        return threads;
+    }
+
+    /** The name lists give it: the tag (the identifier, for an iPhone's); see {@link #androidName}. */
+    public String name() {
+        return identifier;
+    }
+
+    public String tag() {
+        return tag;
+    }
+
+    public int id() {
+        return id;
+    }
+
+    public Map<String, ?> extras() {
+        return extras;
+    }
+
+    public String group() {
+        return group;
+    }
+
+    public String channel() {
+        return channel;
+    }
+
+    /** Of {@code showing}, those a retraction of {@code references} and {@code threads} removes, each once, in order. */
+    public static List<ShownNotification> retractedBy(List<ShownNotification> showing, Set<String> references, Set<String> threads) {
+        List<ShownNotification> matched = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        Set<String> referenceKeys = keys(references);
+        Set<String> threadKeys = keys(threads);
+        for (ShownNotification notification : showing) {
+            if (notification.isRetractedByKeys(referenceKeys, threadKeys) && seen.add(CanonicalText.key(notification.name()))) {
+                matched.add(notification);
+            }
+        }
+        return matched;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        if (!(other instanceof ShownNotification)) return false;
+        ShownNotification that = (ShownNotification) other;
+        return id == that.id && Objects.equals(tag, that.tag) && Objects.equals(identifier, that.identifier)
+                && extras.equals(that.extras) && Objects.equals(group, that.group) && Objects.equals(channel, that.channel);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(tag, id, identifier, group, channel);
+    }
+
+    @Override
+    public String toString() {
+        return "ShownNotification(" + name() + ")";
+    }
+}

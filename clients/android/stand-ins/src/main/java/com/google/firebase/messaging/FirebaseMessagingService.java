@@ -1,0 +1,17 @@
+// Stand-in, declarations only: https://firebase.google.com/docs/reference/android/com/google/firebase/messaging/FirebaseMessagingService
+// (extends EnhancedIntentService, itself an android.app.Service; onMessageReceived(RemoteMessage), onNewToken(String)).
+package com.google.firebase.messaging;
+
+public class FirebaseMessagingService extends android.app.Service {
+    public FirebaseMessagingService() {
+        throw new RuntimeException("Stub!");
+    }
+
+    public void onMessageReceived(RemoteMessage message) {
+        throw new RuntimeException("Stub!");
+    }
+
+    public void onNewToken(String token) {
+        throw new RuntimeException("Stub!");
+    }
+}
