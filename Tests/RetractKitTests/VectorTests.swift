@@ -10,7 +10,7 @@ struct VectorTests {
     func payloadVector(_ vector: PayloadVectors.Case) async throws {
         let push = try userInfo(vector.pushJSON)
         let delivered = try #require(try JSONSerialization.jsonObject(with: Data(vector.deliveredJSON.utf8)) as? [[String: Any]])
-        let showing = try delivered.map { notification in
+        let showing = delivered.map { notification in
             // An Android phone's notification, as RetractKit for Android matches it (`retract match` reads both).
             guard let identifier = notification["identifier"] as? String else {
                 return DeliveredNotification(

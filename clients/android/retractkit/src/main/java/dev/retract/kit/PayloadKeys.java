@@ -5,11 +5,12 @@ public final class PayloadKeys {
     private PayloadKeys() {}
 
     /** The custom data keys, canonical first then the article's spelling, in reading order. */
-    public static final String[] CUSTOM_DATA = {"notificationCustomData", "notifcationCustomData"};
+    public static final java.util.List<String> CUSTOM_DATA = java.util.List.of("notificationCustomData", "notifcationCustomData");
     /** The single reference, canonical then the article's spelling. */
-    public static final String[] REFERENCE_ID = {"pushNotificationReferenceId", "pushNotificationReferanceId"};
+    public static final java.util.List<String> REFERENCE_ID = java.util.List.of("pushNotificationReferenceId", "pushNotificationReferanceId");
     /** The removal flag, canonical then the article's spelling. */
-    public static final String[] MUST_REMOVE = {"isReferredNotificationMustRemoved", "isReferedNotificationMustRemoved"};
+    public static final java.util.List<String> MUST_REMOVE =
+            java.util.List.of("isReferredNotificationMustRemoved", "isReferedNotificationMustRemoved");
     public static final String REFERENCE_IDS = "pushNotificationReferenceIds";
     public static final String THREAD_ID = "pushNotificationThreadId";
     public static final String THREAD_IDS = "pushNotificationThreadIds";

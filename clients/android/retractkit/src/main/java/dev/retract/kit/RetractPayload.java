@@ -37,7 +37,7 @@ public final class RetractPayload {
 
     private static boolean hasTopLevelKeys(Map<String, ?> data) {
         for (int index = 0; index < 2; index++) {
-            if (data.containsKey(PayloadKeys.REFERENCE_ID[index]) || data.containsKey(PayloadKeys.MUST_REMOVE[index])) return true;
+            if (data.containsKey(PayloadKeys.REFERENCE_ID.get(index)) || data.containsKey(PayloadKeys.MUST_REMOVE.get(index))) return true;
         }
         return data.containsKey(PayloadKeys.REFERENCE_IDS) || data.containsKey(PayloadKeys.THREAD_ID)
                 || data.containsKey(PayloadKeys.THREAD_IDS);
