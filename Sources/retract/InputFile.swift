@@ -51,14 +51,18 @@ struct InputFile {
     }
 }
 
+/// Whether a Foundation object read from JSON is `true` or `false`: written
+/// back as JSON it is, on every platform (`is Bool` holds for 0 and 1 on Linux).
+func isJSONBoolean(_ value: Any) -> Bool {
+    guard value is NSNumber, let written = try? JSONSerialization.data(withJSONObject: [value]) else { return false }
+    return ["[true]", "[false]"].contains(String(decoding: written, as: UTF8.self))
+}
+
 /// What JSON value a Foundation object is, for messages.
 func jsonKind(_ value: Any) -> String {
     switch value {
     case is String: "a string"
-    // Written back as JSON, a boolean is `true` or `false` on every platform (`is Bool` holds for 0 and 1 on Linux).
-    case is NSNumber
-    where ["[true]", "[false]"].contains((try? JSONSerialization.data(withJSONObject: [value])).map { String(decoding: $0, as: UTF8.self) }):
-        "a boolean"
+    case _ where isJSONBoolean(value): "a boolean"
     case is NSNumber: "a number"
     case is [Any]: "an array"
     case is [String: Any]: "an object"

@@ -117,7 +117,7 @@ struct Match: AsyncParsableCommand {
         }
         var id = 0
         if let value = object["id"] {
-            guard let number = value as? NSNumber, jsonKind(value) == "a number", let exact = Int32(exactly: number.doubleValue) else {
+            guard let number = value as? NSNumber, !isJSONBoolean(value), let exact = Int32(exactly: number.doubleValue) else {
                 throw file.problem(at + "\"id\" must be an integer (a 32-bit notification id), found \(jsonKind(value))")
             }
             id = Int(exact)

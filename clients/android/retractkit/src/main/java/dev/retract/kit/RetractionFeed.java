@@ -193,7 +193,8 @@ public final class RetractionFeed {
                         detail instanceof String ? (String) detail : "the server answered " + status);
             }
             return parsePage(body, status, etag);
-        } catch (IOException unreachable) {
+        } catch (IOException | RuntimeException unreachable) {
+            // HttpURLConnection may throw unchecked exceptions when the deadline disconnects it mid-call.
             if (unreachable instanceof java.net.SocketTimeoutException || expired.get() || nanoTime.getAsLong() >= deadline) {
                 throw new FeedException(0, null, "the feed did not answer within its time budget");
             }

@@ -96,7 +96,7 @@ class RetractionFeedTest {
             String query = exchange.getRequestURI().getRawQuery();
             if (!query.contains("since=")) return new String[] {"200", "\"e1\"", page("c1", true, "m1")};
             try {
-                Thread.sleep(2_000);
+                Thread.sleep(5_000);
             } catch (InterruptedException stopped) {
                 Thread.currentThread().interrupt();
             }
@@ -106,7 +106,7 @@ class RetractionFeedTest {
         cursor.saveToken("t");
         InMemoryShade shade = new InMemoryShade(List.of(new ShownNotification("m1", 0, null, null, null),
                 new ShownNotification("m2", 0, null, null, null)));
-        RetractClient.CatchUp caughtUp = new RetractClient(null).catchUp(new RetractionFeed(base, "k", null), cursor, shade, 500);
+        RetractClient.CatchUp caughtUp = new RetractClient(null).catchUp(new RetractionFeed(base, "k", null), cursor, shade, 2_000);
         assertEquals(Set.of("m1"), caughtUp.references);
         assertEquals(1, caughtUp.pages);
         assertTrue(caughtUp.stoppedBy.getMessage().contains("time budget"), caughtUp.stoppedBy.getMessage());
@@ -151,7 +151,8 @@ class RetractionFeedTest {
         long tookMillis = (System.nanoTime() - started) / 1_000_000;
         assertEquals(0, problem.status());
         assertTrue(problem.getMessage().contains("time budget"), problem.getMessage());
-        assertTrue(tookMillis < 1_000, "took " + tookMillis + " ms");
+        // The server answers after 3 s; a busy machine may start the read late, but not that late.
+        assertTrue(tookMillis < 2_000, "took " + tookMillis + " ms");
     }
 
     @Test

@@ -28,7 +28,11 @@ import java.util.Map;
 public final class RetractMessaging {
     /** The {@code SharedPreferences} file it keeps its tombstones and feed cursor in. */
     public static final String PREFERENCES = "dev.retract.kit";
-    /** How long one catch-up may take: well inside what Android gives {@code onMessageReceived} (about 10 s). */
+    /**
+     * How long one catch-up may take. Firebase gives {@code onMessageReceived}
+     * "a short execution window" whose length it does not state, so a
+     * retraction's feed read is kept short; at start there is no such window.
+     */
     public static final long DEFAULT_FEED_BUDGET_MILLIS = 5_000;
 
     private final Context context;
