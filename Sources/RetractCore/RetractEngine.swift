@@ -253,6 +253,35 @@ package final class RetractEngine: Sendable {
             field: "mode")
     }
 
+    /// Cancels a retraction (``RetractStore/cancelRetraction(id:by:reason:)``):
+    /// nothing more of it is queued, its pages in flight finish, the rest of
+    /// its devices are spared. ``forgetInFeed(_:)`` is the next step.
+    ///
+    /// - Returns: its status after the cancel, and whether this call
+    ///   cancelled it (false: it was cancelled already).
+    package func cancel(_ id: UUID, by actor: String, reason: String) async throws(RetractError) -> (RetractionStatus, cancelled: Bool) {
+        let cancelled: Bool
+        do {
+            cancelled = try await store.cancelRetraction(id: id, by: actor, reason: reason).cancelled
+        } catch where error.code == .notFound {
+            throw RetractError(.unknownRetraction, "no retraction \(id.uuidString.lowercased())")
+        } catch where error.code == .invalidInput {
+            throw RetractError(.invalidInput, error.message, field: "reason")
+        } catch {
+            throw RetractError(error)
+        }
+        logger.info("retraction cancelled", metadata: ["retraction": "\(id)", "by": "\(actor)", "now": "\(cancelled)"])
+        return (try await status(of: id), cancelled)
+    }
+
+    /// Takes a cancelled retraction out of the device feed
+    /// (``RetractStore/forgetInFeed(_:)``); a server's chores do it for one
+    /// this could not.
+    package func forgetInFeed(_ id: UUID) async throws(RetractError) {
+        let forgotten = try await RetractError.store { () async throws(StoreError) in try await store.forgetInFeed(id) }
+        logger.info("cancelled retraction out of the device feed", metadata: ["retraction": "\(id)", "rows": "\(forgotten)"])
+    }
+
     /// A retraction and why its failed devices failed.
     package func status(of id: UUID) async throws(RetractError) -> RetractionStatus {
         let retraction = try await RetractError.store { () async throws(StoreError) in try await store.retraction(id: id) }
@@ -297,7 +326,7 @@ package struct RetractionStatus: Sendable, Hashable {
         self.webhook = webhook
     }
 
-    package var isFinished: Bool { retraction.state == .done || retraction.state == .failed }
+    package var isFinished: Bool { retraction.state.isFinished }
 
     /// What the failures suggest about the app's own settings, if anything,
     /// and what the number of pushes to one device may cost (``RetractionWarnings``).

@@ -36,6 +36,10 @@ package struct RetractionView: Encodable, Sendable {
     /// Of `unregistered`, devices skipped because their token was known dead.
     package var skipped: Int
     package var pending: Int
+    /// Devices a cancel left unsent, once the pages in flight finished.
+    package var spared: Int
+    /// Who cancelled it, why and when, if it was.
+    package var cancelled: CancellationView?
     /// Of `pending`, devices waiting to be sent again after a retryable answer.
     package var retrying: Int
     /// Of `pending`, devices waiting for their push service to come back, and why.
@@ -91,6 +95,8 @@ package struct RetractionView: Encodable, Sendable {
         unregistered = retraction.counts.dead
         skipped = retraction.counts.skipped
         pending = retraction.counts.pending
+        spared = retraction.counts.spared
+        cancelled = retraction.cancellation.map { CancellationView(by: $0.by, reason: $0.reason, at: $0.at) }
         retrying = retraction.counts.retrying
         waiting = retraction.counts.waiting
         waitingReason = retraction.waitingReason
@@ -107,4 +113,11 @@ package struct RetractionView: Encodable, Sendable {
         self.seconds = seconds
         webhook = status.webhook.map(WebhookView.init)
     }
+}
+
+/// Who cancelled a retraction, why and when.
+package struct CancellationView: Encodable, Sendable {
+    package var by: String
+    package var reason: String
+    package var at: Date
 }

@@ -28,6 +28,9 @@ package final class RetractionWorker: Sendable {
     /// Retractions stopped by this worker, known from a committed finish:
     /// lanes still sending for them stop and give their items back.
     private let stopped = NIOLockedValueBox<Set<UUID>>([])
+    /// Retractions cancelled, heard from the ledger: lanes sending for them
+    /// start no more pushes, and finish their item with what was sent.
+    private let cancelled = NIOLockedValueBox<Set<UUID>>([])
     /// Set by ``stopClaiming()``: lanes finish their item and claim no more.
     private let draining = NIOLockedValueBox(false)
     /// Wakes idle lanes: the ledger's notifications, this process's own
@@ -121,10 +124,16 @@ package final class RetractionWorker: Sendable {
     /// Turns the ledger's notifications of new work into wake-ups, listening
     /// again a second after the connection is lost; the lanes poll meanwhile.
     private func listen() async {
-        let wake = wake
+        let (wake, cancelled) = (wake, cancelled)
         while !Task.isCancelled {
             do {
-                try await queue.listenForWork { wake.signal() }
+                try await queue.listenForWork({ wake.signal() }) { id in
+                    cancelled.withLockedValue { cancelled in
+                        // Only lanes in the middle of a page need it; a long-lived worker forgets old ones.
+                        if cancelled.count >= 1024 { cancelled.removeAll() }
+                        cancelled.insert(id)
+                    }
+                }
                 // The notifications ended without an error: listen again, but not in a hot loop.
                 try? await Task.sleep(for: .seconds(1))
             } catch {
@@ -233,7 +242,7 @@ package final class RetractionWorker: Sendable {
     private func allFinished(_ ids: [UUID]) async throws(StoreError) -> Bool {
         for id in ids {
             guard let retraction = try await queue.retraction(id: id) else { continue }
-            if retraction.state == .queued || retraction.state == .sending { return false }
+            if !retraction.state.isFinished { return false }
         }
         return true
     }
@@ -305,7 +314,8 @@ package final class RetractionWorker: Sendable {
         logger.debug("working", metadata: ["item": "\(item.id)", "kind": "\(item.kind)"])
         // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
-        if stopped.withLockedValue({ $0.contains(job.retraction.id) }) {
+        if stopped.withLockedValue({ $0.contains(job.retraction.id) }) || cancelled.withLockedValue({ $0.contains(job.retraction.id) }) {
+            // A cancelled retraction's item is dropped by the release.
             try await queue.release(item, .stopping)
             return
         }
@@ -509,7 +519,7 @@ package final class RetractionWorker: Sendable {
             thread: wholeThread(of: job))
         let halted = NIOLockedValueBox(false)
         let sender = sender
-        let stopped = stopped
+        let (stopped, cancelled) = (stopped, cancelled)
         let retractionID = job.retraction.id
         await withTaskGroup(of: (index: Int, outcome: PushOutcome, accepted: Int).self) { group in
             for (index, device) in devices.enumerated() {
@@ -538,6 +548,11 @@ package final class RetractionWorker: Sendable {
                 if stopped.withLockedValue({ $0.contains(retractionID) }) {
                     sender.release(pacing)
                     sending.interruptedByStop = true
+                    break
+                }
+                if cancelled.withLockedValue({ $0.contains(retractionID) }) {
+                    sender.release(pacing)
+                    sending.interruptedByCancel = true
                     break
                 }
                 let transport = transports[device.transport]!

@@ -30,6 +30,9 @@ package struct Sending: Hashable, Sendable {
     package var unreachable: String?
     /// Another lane stopped the retraction while this one was sending.
     package var interruptedByStop: Bool
+    /// The retraction was cancelled while this lane was sending: no more
+    /// pushes started, and the devices not sent to are spared.
+    package var interruptedByCancel = false
 
     package init(devices: [Device?], stopReason: String? = nil, unreachable: String? = nil, interruptedByStop: Bool = false) {
         self.devices = devices

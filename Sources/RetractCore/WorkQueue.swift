@@ -63,8 +63,10 @@ package protocol WorkQueue: Sendable {
     ) async throws(StoreError) -> Result
 
     /// Calls `wake` once as soon as it listens and for each new piece of work,
-    /// until the task is cancelled.
-    func listenForWork(_ wake: @escaping @Sendable () -> Void) async throws(StoreError)
+    /// and `cancelled` with each retraction cancelled, until the task is cancelled.
+    func listenForWork(
+        _ wake: @escaping @Sendable () -> Void, cancelled: @escaping @Sendable (UUID) -> Void
+    ) async throws(StoreError)
 
     // MARK: What a work item reads
 

@@ -34,4 +34,12 @@ package struct FinishedWork {
             failures[id, default: [:]].merge(result.failures, uniquingKeysWith: +)
         }
     }
+
+    /// Drops what it would queue for `retractions` (retries, rests of
+    /// pages): those being cancelled take no new work.
+    package mutating func queueNothing(for retractions: Set<UUID>) {
+        guard !retractions.isEmpty else { return }
+        retries.removeAll { retractions.contains($0.0) }
+        remainders.removeAll { retractions.contains($0.0) }
+    }
 }

@@ -13,6 +13,33 @@ package struct Retraction: Hashable, Sendable {
         case done
         /// Stopped before the end; ``Retraction/failure`` says why.
         case failed
+        /// Cancelled (``Retraction/cancellation``): nothing more is queued,
+        /// and the pages in flight are finishing their pushes.
+        case cancelling
+        /// Cancelled, and the pages in flight finished: the devices not
+        /// reached are ``RetractionCounts/spared``.
+        case cancelled
+
+        /// Whether it has ended: nothing of it will be sent any more.
+        package var isFinished: Bool {
+            switch self {
+            case .done, .failed, .cancelled: true
+            case .queued, .sending, .cancelling: false
+            }
+        }
+    }
+
+    /// Who stopped a retraction before its end, why, and when.
+    package struct Cancellation: Hashable, Sendable {
+        package var by: String
+        package var reason: String
+        package var at: Date
+
+        package init(by: String, reason: String, at: Date) {
+            self.by = by
+            self.reason = reason
+            self.at = at
+        }
     }
 
     package var id: UUID
@@ -31,6 +58,8 @@ package struct Retraction: Hashable, Sendable {
     package var dryRun: Bool
     package var state: State
     package var failure: String?
+    /// Who cancelled it, when it was.
+    package var cancellation: Cancellation?
     package var counts: RetractionCounts
     /// The pushes its devices' services accepted so far.
     package var pushes: PushesSent
@@ -49,7 +78,7 @@ package struct Retraction: Hashable, Sendable {
     package init(
         id: UUID, appID: Int64, references: [ReferenceID], selector: RetractionSelector? = nil, referencesMatched: Int? = nil,
         mostReferences: Int? = nil, requestedBy: String, reason: String? = nil, dryRun: Bool, state: State, failure: String? = nil,
-        counts: RetractionCounts, pushes: PushesSent, waitingReason: String? = nil, mode: RetractionMode, badge: Int? = nil,
+        cancellation: Cancellation? = nil, counts: RetractionCounts, pushes: PushesSent, waitingReason: String? = nil, mode: RetractionMode, badge: Int? = nil,
         createdAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil, updatedAt: Date
     ) {
         self.id = id
@@ -63,6 +92,7 @@ package struct Retraction: Hashable, Sendable {
         self.dryRun = dryRun
         self.state = state
         self.failure = failure
+        self.cancellation = cancellation
         self.counts = counts
         self.pushes = pushes
         self.waitingReason = waitingReason
@@ -97,8 +127,14 @@ package struct RetractionCounts: Hashable, Sendable, Codable {
     /// at their last attempt: they wait for it to come back. Read from the
     /// queue, not a change a finished item applies.
     package var waiting: Int
+    /// Devices a cancel left unsent: counted when the cancelled retraction's
+    /// last page in flight finished.
+    package var spared: Int
 
-    package init(total: Int = 0, sent: Int = 0, dead: Int = 0, retrying: Int = 0, failed: Int = 0, skipped: Int = 0, waiting: Int = 0) {
+    package init(
+        total: Int = 0, sent: Int = 0, dead: Int = 0, retrying: Int = 0, failed: Int = 0, skipped: Int = 0, waiting: Int = 0,
+        spared: Int = 0
+    ) {
         self.total = total
         self.sent = sent
         self.dead = dead
@@ -106,20 +142,21 @@ package struct RetractionCounts: Hashable, Sendable, Codable {
         self.failed = failed
         self.skipped = skipped
         self.waiting = waiting
+        self.spared = spared
     }
 
-    /// Devices not yet settled: neither sent, dead nor failed.
-    package var pending: Int { max(total - sent - dead - failed, 0) }
+    /// Devices not yet settled: neither sent, dead, failed nor spared.
+    package var pending: Int { max(total - sent - dead - failed - spared, 0) }
 
-    /// Whether every device is settled: sent, dead or failed. A `done`
-    /// retraction whose deliveries were all kept meets it.
-    package var isSettled: Bool { sent + dead + failed == total }
+    /// Whether every device is settled: sent, dead, failed or spared. A
+    /// `done` retraction whose deliveries were all kept meets it.
+    package var isSettled: Bool { sent + dead + failed + spared == total }
 
     package static func + (lhs: RetractionCounts, rhs: RetractionCounts) -> RetractionCounts {
         RetractionCounts(
             total: lhs.total + rhs.total, sent: lhs.sent + rhs.sent, dead: lhs.dead + rhs.dead,
             retrying: lhs.retrying + rhs.retrying, failed: lhs.failed + rhs.failed, skipped: lhs.skipped + rhs.skipped,
-            waiting: lhs.waiting + rhs.waiting)
+            waiting: lhs.waiting + rhs.waiting, spared: lhs.spared + rhs.spared)
     }
 
     package static func += (lhs: inout RetractionCounts, rhs: RetractionCounts) { lhs = lhs + rhs }

@@ -22,6 +22,9 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         package static let notFound = Code("not_found")
         /// An idempotency key reused with a different request.
         package static let idempotencyConflict = Code("idempotency_conflict")
+        /// The row is not in a state that allows the operation: cancelling a
+        /// retraction that has ended, say.
+        package static let stateConflict = Code("state_conflict")
         /// The database's schema is not the one this binary knows.
         package static let schemaMismatch = Code("schema_mismatch")
         /// A migration failed; nothing of it was applied.

@@ -143,6 +143,12 @@ struct RetractionBody: Decodable {
     }
 }
 
+/// `POST /v1/retractions/{id}/cancel`.
+struct CancelBody: Decodable {
+    /// Why: kept in the audit log and shown with the retraction.
+    var reason: String
+}
+
 struct RetractionCreatedView: Encodable {
     /// Lowercase, as the CLI prints ids.
     var id: String

@@ -23,6 +23,8 @@ package struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
         package static let idempotencyInProgress = Kind(
             "idempotency-in-progress", .conflict, "The first request with this Idempotency-Key is still running")
         package static let appExists = Kind("app-exists", .conflict, "An app of that name exists")
+        package static let stateConflict = Kind(
+            "state-conflict", .conflict, "The retraction's state does not allow this")
         package static let payloadTooLarge = Kind("payload-too-large", .contentTooLarge, "The body is too large")
         package static let unsupportedMediaType = Kind("unsupported-media-type", .unsupportedMediaType, "The body must be application/json")
         package static let invalidField = Kind("invalid-field", .unprocessableContent, "A field's value is not acceptable")

@@ -115,6 +115,7 @@ struct APIRequestMiddleware: RouterMiddleware {
         case .canceled: .databaseUnavailable("the database cancelled this request's statement; try again shortly")
         case .notFound: APIProblem(.notFound, error.message)
         case .idempotencyConflict: APIProblem(.idempotencyConflict, error.message)
+        case .stateConflict: APIProblem(.stateConflict, error.message)
         // A schema this binary does not know, or any other database error: the operator's to fix.
         default: APIProblem(.internalError, "a database error; the server's log has it under this request's id")
         }

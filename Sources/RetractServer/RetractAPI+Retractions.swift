@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import RetractCore
 import RetractKit
@@ -74,6 +75,41 @@ extension RetractAPI {
         }
     }
 
+    /// `POST /v1/retractions/{id}/cancel`: stops a retraction. Nothing more of
+    /// it is queued; its pages in flight finish their pushes (`cancelling`),
+    /// then it is `cancelled` with the devices not reached counted as spared.
+    /// Cancelling it again answers the same, and is not audited again.
+    func cancel(_ input: PostInput) async throws -> Answer {
+        let caller = input.caller
+        try caller.require(.retract)
+        let id = input.id ?? ""
+        let given = try JSONBody.decode(CancelBody.self, from: input.body)
+        let reason = try Validate.text(given.reason, field: "reason", maximumLength: Self.maximumReasonLength)
+        guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw APIProblem.invalid("reason", "empty; say why the retraction is cancelled (it goes in the audit log)")
+        }
+        // The caller must be able to read it first: another app's retraction is not found, not forbidden.
+        let (found, app) = try await Self.retraction(id, for: caller, engine: engine, requiring: .retract)
+        let (status, _) = try await engine.cancel(found.retraction.id, by: caller.actor, reason: reason)
+        Self.forgetInFeed(status.retraction.id, engine: engine, logger: logger)
+        return Answer(.ok, RetractionView(status, app: app.name))
+    }
+
+    /// Takes a cancelled retraction out of the device feed after the answer:
+    /// a row per device, seconds for millions. What a stop of this process
+    /// interrupts, the chores of a server finish (`MaintenanceService`).
+    static func forgetInFeed(_ id: UUID, engine: RetractEngine, logger: Logger) {
+        Task {
+            do {
+                try await engine.forgetInFeed(id)
+            } catch {
+                logger.warning(
+                    "cancelled retraction still in the device feed; the server's chores take it out",
+                    metadata: ["retraction": "\(id)", "error": "\(error)"])
+            }
+        }
+    }
+
     /// `GET /v1/retractions/{id}`: a retraction's state and counts.
     func status(_ id: String, caller: Caller) async throws -> Answer {
         let (status, app) = try await Self.retraction(id, for: caller, engine: engine)
@@ -82,8 +118,10 @@ extension RetractAPI {
 
     /// The retraction with `id` and its app, when `caller` may read it; 404
     /// otherwise, as for one that does not exist. The API and the console ask the same.
-    static func retraction(_ id: String, for caller: Caller, engine: RetractEngine) async throws -> (RetractionStatus, App) {
-        try caller.require(.read)
+    static func retraction(
+        _ id: String, for caller: Caller, engine: RetractEngine, requiring scope: APIKeyRecord.Scope = .read
+    ) async throws -> (RetractionStatus, App) {
+        try caller.require(scope)
         let notFound = APIProblem(.notFound, "no retraction \(id.prefix(64)) for this API key")
         guard let uuid = UUID(uuidString: id) else { throw notFound }
         let status: RetractionStatus

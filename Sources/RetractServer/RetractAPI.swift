@@ -37,6 +37,8 @@ struct RetractAPI: Sendable {
         var partialWork: [UInt8]? = nil
         /// The `{name}` of the path, for the routes under `/v1/apps/{name}`.
         var appName: String? = nil
+        /// The `{id}` of the path, for the routes under `/v1/retractions/{id}`.
+        var id: String? = nil
     }
 
     /// A POST that stopped on an error after doing part of its work: the
@@ -80,6 +82,7 @@ struct RetractAPI: Sendable {
         post(router, "/v1/deliveries") { try await record($0) }
         post(router, "/v1/notifications") { try await send($0) }
         post(router, "/v1/retractions") { try await retract($0) }
+        post(router, "/v1/retractions/:id/cancel") { try await cancel($0) }
         post(router, "/v1/apps/:name/webhook") { try await setWebhook($0) }
         delete(router, "/v1/apps/:name/webhook") { request, context in
             let key = try APIKeySecret.bearer(in: request)
@@ -148,7 +151,8 @@ struct RetractAPI: Sendable {
             var request = request
             let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
             let input = PostInput(
-                body: body, caller: caller, idempotencyKey: try Self.idempotencyKey(in: request), appName: context.parameters.get("name"))
+                body: body, caller: caller, idempotencyKey: try Self.idempotencyKey(in: request), appName: context.parameters.get("name"),
+                id: context.parameters.get("id"))
             return try await idempotent(request, input: input, handler)
         }
     }

@@ -53,8 +53,9 @@ struct DrainSignal: Service {
 }
 
 /// The server's background chores: a database ping every interval (the
-/// API's 503s and `retract_database_up`), the queue depth, and the hourly
-/// retention pass that drops old deliveries and idempotency records.
+/// API's 503s and `retract_database_up`), the queue depth, cancelled
+/// retractions left in the device feed, and the hourly retention pass that
+/// drops old deliveries and idempotency records.
 struct MaintenanceService: Service {
     let store: RetractStore
     let health: DatabaseHealth
@@ -92,6 +93,10 @@ struct MaintenanceService: Service {
         while !Task.isCancelled {
             if health.isUp {
                 if let depth = try? await store.queuedWorkCount() { queueDepth.record(depth) }
+                // Cancelled retractions a stopped process left in the device feed.
+                if let forgotten = try? await store.forgetCancelledInFeed(), !forgotten.isEmpty {
+                    logger.info("cancelled retractions taken out of the device feed", metadata: ["retractions": "\(forgotten.count)"])
+                }
                 if lastRetention.map({ ContinuousClock.now - $0 >= settings.retentionInterval }) ?? true {
                     do {
                         let dropped = try await store.applyRetention()

@@ -59,5 +59,6 @@ package struct Migration: Hashable, Sendable {
             sql: String(decoding: PackageResources._016_selector_taken_references_sql, as: UTF8.self)),
         Migration(
             version: 17, name: "0017_device_feed.sql", sql: String(decoding: PackageResources._017_device_feed_sql, as: UTF8.self)),
+        Migration(version: 18, name: "0018_cancel.sql", sql: String(decoding: PackageResources._018_cancel_sql, as: UTF8.self)),
     ]
 }

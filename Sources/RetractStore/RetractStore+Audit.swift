@@ -10,7 +10,7 @@ package struct AuditEntry: Hashable, Sendable {
     package var id: Int64?
     package var at: Date?
     package var actor: String
-    /// `retraction.created`, `app.registered`, `key.created`, `key.revoked`.
+    /// `retraction.created`, `retraction.cancelled`, `app.registered`, `key.created`, `key.revoked`.
     package var action: String
     package var appID: Int64?
     /// The name of the app, for an entry read back.

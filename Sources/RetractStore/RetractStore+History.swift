@@ -122,7 +122,7 @@ extension RetractStore {
                                                                              AND n.last_sent_at >= r.sent_before)
                             THEN r.selector_value END AS whole_thread
                 FROM retractions r
-                WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND NOT r.dry_run AND r.id <> \(retractionID)
+                WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND \(unescaped: Self.takesDeliveries) AND r.id <> \(retractionID)
             )
             SELECT ref.reference, (array_agg(r.whole_thread ORDER BY r.created_at DESC))[1],
                    min(min(r.delivered_from)) OVER (), max(max(r.delivered_through)) OVER (),
@@ -159,7 +159,7 @@ extension RetractStore {
                                                                                  AND n.last_sent_at >= r.sent_before)
                                 THEN r.selector_value END AS whole_thread
                     FROM retractions r
-                    WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND NOT r.dry_run AND r.id <> \(retractionID)
+                    WHERE r.app_id = \(appID) AND r.created_at >= \(since) AND \(unescaped: Self.takesDeliveries) AND r.id <> \(retractionID)
                 ),
                 recent AS MATERIALIZED (
                     SELECT ref.reference, max(r.created_at) AS retracted_at,

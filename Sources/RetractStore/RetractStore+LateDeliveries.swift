@@ -196,13 +196,13 @@ extension RetractStore {
             ),
             taken AS (
                 SELECT n.app_id, n.token, r.created_xid, r.id, n.reference, n.sent_at, r.created_at
-                FROM new n JOIN retractions r ON r.app_id = n.app_id AND r.refs @> ARRAY[n.reference] AND NOT r.dry_run
+                FROM new n JOIN retractions r ON r.app_id = n.app_id AND r.refs @> ARRAY[n.reference] AND \(unescaped: Self.takesDeliveries)
                 UNION ALL
                 SELECT n.app_id, n.token, r.created_xid, r.id, n.reference, n.sent_at, r.created_at
                 FROM new n
                 CROSS JOIN LATERAL (VALUES ('thread', n.thread), ('sender', n.sender), ('recipient', n.recipient), ('campaign', n.campaign))
                      AS l (kind, value)
-                JOIN retractions r ON r.app_id = n.app_id AND r.selector_kind = l.kind AND r.selector_value = l.value AND NOT r.dry_run
+                JOIN retractions r ON r.app_id = n.app_id AND r.selector_kind = l.kind AND r.selector_value = l.value AND \(unescaped: Self.takesDeliveries)
                  AND n.sent_at >= coalesce(r.sent_after, '-infinity') AND n.sent_at < r.sent_before
                 WHERE l.value <> ''
             )
@@ -224,7 +224,7 @@ extension RetractStore {
             """
             SELECT DISTINCT ON (r.app_id, ref) r.app_id, ref, r.mode, r.badge
             FROM retractions r, unnest(r.refs) AS ref
-            WHERE r.app_id = ANY(\(Array(Set(apps)))::bigint[]) AND NOT r.dry_run AND r.refs && \(refs)::text[]
+            WHERE r.app_id = ANY(\(Array(Set(apps)))::bigint[]) AND \(unescaped: Self.takesDeliveries) AND r.refs && \(refs)::text[]
               AND ref = ANY(\(refs)::text[])
             ORDER BY r.app_id, ref, r.created_at DESC
             """,

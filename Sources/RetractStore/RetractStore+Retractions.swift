@@ -228,7 +228,8 @@ extension RetractStore {
         created_at, started_at, finished_at, updated_at,
         skipped, mode, badge,
         selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs, pushes, most_pushes,
-        history_carried, history_left_out
+        history_carried, history_left_out,
+        spared, cancelled_by, cancel_reason, cancelled_at
         """
 
     /// ``storedColumns`` and, from its queued work, the devices waiting for
@@ -257,6 +258,7 @@ extension RetractStore {
         let (kind, value, sentAfter, sentBefore, matched, mostReferences, pushes, mostPushes) = try columns.next(
             (String?, String?, Date?, Date?, Int?, Int?, Int, Int).self)
         let (historyCarried, historyLeftOut) = try columns.next((Int, Int).self)
+        let (spared, cancelledBy, cancelReason, cancelledAt) = try columns.next((Int, String?, String?, Date?).self)
         let (waiting, waitingReason) = try columns.next((Int, String?).self)
         let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map { kind in
             RetractionSelector(kind, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore)
@@ -265,8 +267,10 @@ extension RetractStore {
             id: id, appID: appID, references: refs.map { ReferenceID($0) }, selector: selector, referencesMatched: matched,
             mostReferences: mostReferences, requestedBy: requestedBy, reason: reason,
             dryRun: dryRun, state: Retraction.State(rawValue: state) ?? .failed, failure: failure,
+            cancellation: cancelledAt.map { Retraction.Cancellation(by: cancelledBy ?? "", reason: cancelReason ?? "", at: $0) },
             counts: RetractionCounts(
-                total: total, sent: sent, dead: dead, retrying: retrying, failed: failed, skipped: skipped, waiting: waiting),
+                total: total, sent: sent, dead: dead, retrying: retrying, failed: failed, skipped: skipped, waiting: waiting,
+                spared: spared),
             pushes: PushesSent(
                 total: pushes, mostToOneDevice: mostPushes, historyCarried: historyCarried, historyLeftOut: historyLeftOut),
             waitingReason: waitingReason, mode: RetractionMode(rawValue: mode) ?? .background, badge: badge, createdAt: createdAt,

@@ -201,7 +201,7 @@ extension RetractStore {
             SELECT r.app_id, r.selector_kind, r.selector_value, r.sent_after, r.sent_before, r.mode, r.badge, r.created_at
             FROM unnest(\(labels.map(\.appID))::bigint[], \(labels.map(\.kind.rawValue))::text[], \(labels.map(\.value))::text[])
                  AS u (a, k, v)
-            JOIN retractions r ON r.app_id = u.a AND r.selector_kind = u.k AND r.selector_value = u.v AND NOT r.dry_run
+            JOIN retractions r ON r.app_id = u.a AND r.selector_kind = u.k AND r.selector_value = u.v AND \(unescaped: Self.takesDeliveries)
             """,
             logger: logger)
         // Each label's retractions, newest first.

@@ -11,14 +11,26 @@ extension RetractStore {
     static let feedChannel = "retract_feed"
 
     /// Listens for work becoming due, calling `wake` for each notification,
-    /// and once as soon as it listens, for work made while it was not. Holds
-    /// one pooled connection until the task is cancelled, and returns then.
+    /// and once as soon as it listens, for work made while it was not; and
+    /// `cancelled` with the id of each retraction cancelled (`"cancel <id>"`).
+    /// Holds one pooled connection until the task is cancelled, and returns then.
     ///
     /// - Throws: when the connection is lost or cannot be had; the caller
     ///   listens again after a pause, and polls meanwhile.
-    package func listenForWork(_ wake: @escaping @Sendable () -> Void) async throws(StoreError) {
-        try await listen(on: Self.workChannel, during: "listening for new work", listening: wake) { _ in wake() }
+    package func listenForWork(
+        _ wake: @escaping @Sendable () -> Void, cancelled: @escaping @Sendable (UUID) -> Void
+    ) async throws(StoreError) {
+        try await listen(on: Self.workChannel, during: "listening for new work", listening: wake) { payload in
+            if payload.hasPrefix(Self.cancelNotice), let id = UUID(uuidString: String(payload.dropFirst(Self.cancelNotice.count))) {
+                cancelled(id)
+            } else {
+                wake()
+            }
+        }
     }
+
+    /// What a cancel says on the work channel, before the retraction's id.
+    static let cancelNotice = "cancel "
 
     /// What the device feed's channel says.
     package enum FeedNotification: Hashable, Sendable {

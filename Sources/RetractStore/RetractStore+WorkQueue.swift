@@ -68,7 +68,9 @@ extension RetractStore {
     /// its counts are added to its retraction, its retries and the
     /// ``WorkResult/remainders`` of a page queued, and its dead tokens marked;
     /// a retraction left with no work is `done`, one with a
-    /// ``WorkResult/stopReason`` is `failed`. An item whose claim lapsed
+    /// ``WorkResult/stopReason`` is `failed`. A retraction being cancelled
+    /// gets its counts but no new work, and is `cancelled` once its last
+    /// item is finished. An item whose claim lapsed
     /// (another worker has it now) changes nothing.
     ///
     /// - Returns: the ids of the items that were still this worker's.
@@ -89,9 +91,14 @@ extension RetractStore {
                 // Locking the retractions first, in one order, serialises the
                 // workers that finish one retraction's last items.
                 var appIDs: [UUID: Int64] = [:]
+                var cancelling: Set<UUID> = []
                 let locked = try await connection.query(
-                    "SELECT id, app_id FROM retractions WHERE id = ANY(\(retractionIDs)::uuid[]) ORDER BY id FOR UPDATE", logger: logger)
-                for try await (id, appID) in locked.decode((UUID, Int64).self) { appIDs[id] = appID }
+                    "SELECT id, app_id, state FROM retractions WHERE id = ANY(\(retractionIDs)::uuid[]) ORDER BY id FOR UPDATE",
+                    logger: logger)
+                for try await (id, appID, state) in locked.decode((UUID, Int64, String).self) {
+                    appIDs[id] = appID
+                    if state == Retraction.State.cancelling.rawValue { cancelling.insert(id) }
+                }
 
                 let deleted = Set(
                     try await connection.rows(
@@ -103,7 +110,8 @@ extension RetractStore {
                         logger: logger
                     ).values(of: Int64.self))
 
-                let finished = FinishedWork(results.filter { deleted.contains($0.item.id) }, appIDs: appIDs)
+                var finished = FinishedWork(results.filter { deleted.contains($0.item.id) }, appIDs: appIDs)
+                finished.queueNothing(for: cancelling)
                 try await Self.insertRetries(finished.retries, on: connection, logger: logger)
                 for (retractionID, remainder) in finished.remainders {
                     try await Self.insertRemainder(remainder, of: retractionID, on: connection, logger: logger)
@@ -143,13 +151,15 @@ extension RetractStore {
                 )
                 var completed: [UUID: Duration] = [:]
                 for try await (id, milliseconds) in done.decode((UUID, Int64).self) { completed[id] = .milliseconds(milliseconds) }
+                try await Self.endCancelled(Array(cancelling), on: connection, logger: logger)
                 return (deleted, completed)
             }
         }
     }
 
     /// Narrows a claimed page to the devices up to `token`, and queues the
-    /// rest of the page as a new item another worker can take at once.
+    /// rest of the page as a new item another worker can take at once; for a
+    /// retraction being cancelled, the rest is dropped.
     ///
     /// - Returns: false when the claim lapsed; nothing changed then.
     package func splitPage(_ item: ClaimedWorkItem, at token: DeviceToken) async throws(StoreError) -> Bool {
@@ -161,11 +171,13 @@ extension RetractStore {
         let rest = through.map { ByteBuffer(bytes: $0.bytes) }
         return try await perform("splitting work item \(item.id)", idempotent: false) { [self] in
             try await client.withTransaction(logger: logger) { connection in
+                let cancelling = try await Self.isCancelling(item.retractionID, on: connection, logger: logger)
                 let narrowed = try await connection.rows(
                     "UPDATE work_items SET through_token = \(split) WHERE id = \(item.id) AND claim = \(item.claim) RETURNING id",
                     logger: logger
                 ).values(of: Int64.self)
                 guard !narrowed.isEmpty else { return false }
+                guard !cancelling else { return true }
                 try await connection.query(
                     """
                     INSERT INTO work_items (retraction_id, kind, after_token, through_token)
@@ -183,28 +195,41 @@ extension RetractStore {
     /// attempt only when working on it failed. An unreachable service's
     /// devices are recorded as waiting for it, since the first time in a row.
     ///
+    /// An item of a retraction being cancelled is dropped instead, and the
+    /// retraction ends `cancelled` if it was its last.
+    ///
     /// - Returns: false when the claim lapsed (or the item was finished).
     @discardableResult
     package func release(_ item: ClaimedWorkItem, _ reason: ReleaseReason) async throws(StoreError) -> Bool {
         let (delay, counted, error, waiting) = reason.effect
         let milliseconds = max(delay.milliseconds, 0)
         return try await perform("releasing work item \(item.id)", idempotent: true) { [self] in
-            !(try await client.query(
-                """
-                UPDATE work_items
-                SET claim = NULL, claimed_by = NULL, run_after = clock_timestamp() + \(milliseconds) * interval '1 millisecond',
-                    attempts = CASE WHEN \(counted) THEN attempts ELSE greatest(attempts - 1, 0) END,
-                    claims = CASE WHEN \(counted) THEN claims ELSE greatest(claims - 1, 0) END,
-                    last_error = \(error),
-                    waiting = coalesce(\(waiting)::integer, waiting),
-                    waiting_since = CASE WHEN \(waiting)::integer IS NULL THEN waiting_since
-                                         WHEN \(waiting)::integer = 0 THEN NULL
-                                         ELSE coalesce(waiting_since, now()) END
-                WHERE id = \(item.id) AND claim = \(item.claim)
-                RETURNING id
-                """,
-                logger: logger
-            ).values(of: Int64.self).isEmpty)
+            try await client.withTransaction(logger: logger) { connection in
+                if try await Self.isCancelling(item.retractionID, on: connection, logger: logger) {
+                    let dropped = try await connection.rows(
+                        "DELETE FROM work_items WHERE id = \(item.id) AND claim = \(item.claim) RETURNING id", logger: logger
+                    ).values(of: Int64.self)
+                    try await Self.endCancelled([item.retractionID], on: connection, logger: logger)
+                    return !dropped.isEmpty
+                }
+                return
+                    !(try await connection.rows(
+                        """
+                        UPDATE work_items
+                        SET claim = NULL, claimed_by = NULL, run_after = clock_timestamp() + \(milliseconds) * interval '1 millisecond',
+                            attempts = CASE WHEN \(counted) THEN attempts ELSE greatest(attempts - 1, 0) END,
+                            claims = CASE WHEN \(counted) THEN claims ELSE greatest(claims - 1, 0) END,
+                            last_error = \(error),
+                            waiting = coalesce(\(waiting)::integer, waiting),
+                            waiting_since = CASE WHEN \(waiting)::integer IS NULL THEN waiting_since
+                                                 WHEN \(waiting)::integer = 0 THEN NULL
+                                                 ELSE coalesce(waiting_since, now()) END
+                        WHERE id = \(item.id) AND claim = \(item.claim)
+                        RETURNING id
+                        """,
+                        logger: logger
+                    ).values(of: Int64.self).isEmpty)
+            }
         }
     }
 

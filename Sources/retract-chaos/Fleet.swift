@@ -143,7 +143,7 @@ final class Fleet: Sendable {
             while ContinuousClock.now - started < limit {
                 if let retraction = try? await store.retraction(id: id) {
                     try await watch(retraction, ContinuousClock.now - started)
-                    if retraction.state == .done || retraction.state == .failed { return retraction }
+                    if retraction.state.isFinished { return retraction }
                 }
                 try await Task.sleep(for: .milliseconds(100))
             }

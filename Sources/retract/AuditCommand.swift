@@ -24,7 +24,7 @@ struct AuditCommand: AsyncParsableCommand {
     @Option(help: "Only entries since this time: RFC 3339 (2026-11-24T09:00:00Z) or an age such as 30m, 24h or 7d.")
     var since: String?
 
-    @Option(help: "Only this action: app.registered, retraction.created, key.created, key.revoked.")
+    @Option(help: "Only this action: app.registered, retraction.created, retraction.cancelled, key.created, key.revoked.")
     var action: String?
 
     @Option(help: "How many entries at most.")

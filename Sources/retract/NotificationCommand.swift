@@ -116,7 +116,7 @@ struct NotificationCommand: AsyncParsableCommand {
                         "retract notification: warning: no delivery of \(selector.description) was recorded yet; "
                             + "any recorded later within its range will be retracted as it comes")
                 }
-                if noWait || retraction.state == .done || retraction.state == .failed {
+                if noWait || retraction.state.isFinished {
                     return RetractionView(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
                 }
                 return try await Self.follow(retraction, app: app, engine: engine)
@@ -206,5 +206,58 @@ struct StatusCommand: AsyncParsableCommand {
             throw fail("status", error)
         }
         if json { try printJSON(account) } else { print(account.text) }
+    }
+}
+
+struct CancelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Stop a retraction: nothing more of it is sent.",
+        discussion: """
+            The pages of devices not yet in a worker's hands are dropped at once; the pages in flight \
+            finish their pushes (state cancelling), then the retraction is cancelled, and the devices \
+            not reached are counted as spared. It leaves the device feed, and deliveries of its \
+            references recorded later are not retracted for it. Cancelling it again changes nothing. \
+            The cancel and its reason go in the audit log.
+
+            Exit codes: 0 cancelled (or cancelled before); 2 not a retraction id, or no reason; \
+            4 database unreachable; 7 no such retraction; 10 it has ended (done, failed) or is a dry run.
+            """
+    )
+
+    @Argument(help: "The retraction's id.")
+    var id: String
+
+    @Option(help: "Why it is cancelled: kept in the audit log and shown with the retraction.")
+    var reason: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let account: RetractionView
+        let cancelledNow: Bool
+        do {
+            guard let uuid = UUID(uuidString: id) else { throw RetractError(.invalidInput, "\"\(id)\" is not a retraction id (a UUID)") }
+            let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !reason.isEmpty else { throw RetractError(.invalidInput, "--reason: say why the retraction is cancelled") }
+            (account, cancelledNow) = try await database.withStore { store in
+                let engine = RetractEngine(store: store, transports: PushTransports())
+                let (status, cancelled) = try await engine.cancel(uuid, by: AppsCommand.Add.actor, reason: reason)
+                try await engine.forgetInFeed(uuid)
+                let app = try await engine.app(id: status.retraction.appID)
+                return (RetractionView(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil), cancelled)
+            }
+        } catch {
+            throw fail("cancel", error)
+        }
+        if json {
+            try printJSON(account)
+        } else {
+            if !cancelledNow { printError("retract cancel: retraction \(account.id) was cancelled already; nothing changed") }
+            print(account.text)
+        }
     }
 }

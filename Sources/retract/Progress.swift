@@ -71,6 +71,7 @@ extension RetractionView {
         var reached = "  devices: \(total) · sent \(sent) · unregistered \(unregistered)"
         if skipped > 0 { reached += " (\(skipped) known dead, skipped)" }
         reached += " · failed \(failed)"
+        if spared > 0 { reached += " · spared \(spared)" }
         if pending > 0 { reached += " · pending \(pending)" }
         if let seconds, seconds > 0 {
             reached += String(format: " · %.1fs, %.0f devices/s", seconds, Double(sent + unregistered + failed) / seconds)
@@ -86,6 +87,9 @@ extension RetractionView {
         for (reason, count) in failures.sorted(by: { $0.value > $1.value }) { lines.append("  failed: \(count) × \(reason)") }
         for hint in hints ?? [] { lines.append("  hint: \(hint)") }
         if let failure { lines.append("  stopped: \(failure)") }
+        if let cancelled {
+            lines.append("  cancelled by \(cancelled.by) at \(cancelled.at.formatted(.iso8601)): \(cancelled.reason)")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -100,11 +104,12 @@ extension RetractionView {
     }
 
     /// 0 when every device was reached or is dead (or the retraction is
-    /// still queued, for `--no-wait`); otherwise why not.
+    /// still queued, for `--no-wait`); otherwise why not (a cancel, too).
     var exitCode: Int32 {
         switch state {
         case "failed": RetractExitCode.retractionFailed
         case "done": failed > 0 ? RetractExitCode.someFailed : 0
+        case "cancelling", "cancelled": RetractExitCode.cancelled
         default: 0
         }
     }

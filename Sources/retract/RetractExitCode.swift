@@ -23,12 +23,16 @@ enum RetractExitCode {
     static let credentials: Int32 = 8
     /// The retraction was stopped: APNs or FCM refused the app's credentials.
     static let retractionFailed: Int32 = 9
+    /// The retraction was cancelled; or its state does not allow what was
+    /// asked (cancelling one that ended).
+    static let cancelled: Int32 = 10
 
     static func of(_ error: StoreError) -> Int32 {
         switch error.code {
         case .invalidInput, .idempotencyConflict: invalidInput
         case .connectionLost: unreachable
         case .schemaMismatch, .migrationFailed: schema
+        case .stateConflict: cancelled
         // What the store reports missing is an app (a retraction is RetractError's).
         case .notFound: unknownApp
         default: other

@@ -17,7 +17,7 @@ import time
 import urllib.parse
 
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -222,6 +222,50 @@ def markup_in_values_stays_text(driver, wait):
     wait.until(EC.presence_of_element_located((By.ID, "key")))
 
 
+CANCELLED = "spring-sale"
+CANCELLED_DEVICES = 1000
+CANCEL_REASON = "Wrong promotion: stop it"
+
+
+def moderator_cancels_a_running_retraction(driver, wait):
+    """The promo app's APNs cannot be reached, so its retraction runs until cancelled."""
+    sign_in(driver, MODERATOR_KEY, wait)
+    driver.get(BASE + "/console/notification?app=promo&reference=" + CANCELLED)
+    wait.until(EC.presence_of_element_located((By.ID, "device-count")))
+    driver.find_element(By.ID, "reason").send_keys("Promotion sent by mistake")
+    driver.find_element(By.ID, "dry-run").click()
+    wait.until(EC.presence_of_element_located((By.ID, "confirm"))).click()
+    wait.until(EC.presence_of_element_located((By.ID, "cancel-form")))
+    state = driver.find_element(By.CSS_SELECTOR, '[data-field="state"]').text
+    check(state in ("queued", "sending"), "the retraction to cancel is %s" % state)
+    every_field_is_labelled(driver, "retraction")
+    # A reason is required: the browser will not send the form without one.
+    driver.find_element(By.ID, "cancel-button").click()
+    check(driver.find_elements(By.ID, "cancel-form"), "the cancel form was sent without a reason")
+    driver.find_element(By.ID, "cancel-reason").send_keys(CANCEL_REASON)
+    shot(driver, "cancel.png")
+    button = driver.find_element(By.ID, "cancel-button")
+    button.click()
+    # The form posts, and the retraction's page comes back: wait for the old page to go first.
+    wait.until(EC.staleness_of(button))
+    WebDriverWait(driver, 30, ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, '[data-field="state"]').text == "cancelled")
+    counts = {name: int(driver.find_element(By.CSS_SELECTOR, '[data-field="%s"]' % name).text)
+              for name in ("sent", "dead", "failed", "pending", "spared")}
+    check(counts["spared"] == CANCELLED_DEVICES and counts["sent"] + counts["dead"] + counts["failed"] == 0,
+          "the cancelled retraction's counts: %s" % counts)
+    check(CANCEL_REASON in driver.find_element(By.ID, "cancelled").text, "the page does not say why it was cancelled")
+    check(not driver.find_elements(By.ID, "cancel-form"), "a cancelled retraction still offers Cancel")
+    shot(driver, "cancelled.png")
+    driver.find_element(By.LINK_TEXT, "Audit").click()
+    wait.until(EC.presence_of_element_located((By.ID, "audit")))
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#audit tbody tr")]
+    check(any("retraction.cancelled" in row and CANCEL_REASON in row and "trust-and-safety" in row for row in rows),
+          "the audit log has no cancel by the moderator: %r" % rows)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+
+
 def viewer_may_only_look(driver, wait):
     sign_in(driver, VIEWER_KEY, wait)
     rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
@@ -246,6 +290,7 @@ def main():
     try:
         moderator_takes_back_the_broadcast(driver, wait)
         markup_in_values_stays_text(driver, wait)
+        moderator_cancels_a_running_retraction(driver, wait)
         viewer_may_only_look(driver, wait)
     except Exception:
         driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
@@ -253,7 +298,8 @@ def main():
         raise
     finally:
         driver.quit()
-    print("console test: moderator retracted %d devices, viewer refused; screenshots in %s" % (WRONG_DEVICES, SHOTS))
+    print("console test: moderator retracted %d devices and cancelled a retraction of %d, viewer refused; screenshots in %s"
+          % (WRONG_DEVICES, CANCELLED_DEVICES, SHOTS))
 
 
 if __name__ == "__main__":

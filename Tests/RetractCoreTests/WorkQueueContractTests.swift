@@ -184,6 +184,76 @@ struct WorkQueueContractTests {
         }
     }
 
+    /// A cancel drops the work no worker holds; the pages in hand finish
+    /// with their counts, but what they would queue next (the rest of a
+    /// split, retries) is dropped, and the last to end makes the retraction
+    /// `cancelled` with the devices not reached spared.
+    @Test(arguments: Queue.allCases)
+    func aCancelDropsTheQueuedWorkAndTheLastItemInHandEndsIt(queue: Queue) async throws {
+        try await Self.with(queue) { queue in
+            let (app, retraction) = try await Self.retraction(queue, tokens: [1, 2, 3, 4, 5, 6, 7, 8])
+            let page = try #require(try await Self.claim(queue).first)
+            #expect(try await queue.splitPage(page, at: Self.token(3)))
+            let rest = try #require(try await Self.claim(queue, by: "w2").first)
+            #expect(try await queue.splitPage(rest, at: Self.token(6)))
+            // Devices 7 and 8 wait in a page no one holds: the cancel drops it.
+            #expect(try await queue.seedCancel(retraction.id, by: "moderator", reason: "wrong campaign"))
+            #expect(try await queue.seedCancel(retraction.id, by: "someone else", reason: "again") == false)
+            let cancelling = try #require(try await queue.retraction(id: retraction.id))
+            #expect(cancelling.state == .cancelling)
+            #expect(cancelling.cancellation?.by == "moderator" && cancelling.cancellation?.reason == "wrong campaign")
+            #expect(try await Self.claim(queue, by: "w3").isEmpty)
+
+            // The second page in hand splits again: its rest (device 6) is dropped, not queued.
+            #expect(try await queue.splitPage(rest, at: Self.token(5)))
+            #expect(try await Self.claim(queue, by: "w3").isEmpty)
+            // The first finishes with a retry: not queued either.
+            let devices = try await queue.devicePage(
+                appID: app.id, references: ["m1"], after: nil, through: Self.token(3), limit: 100
+            ).devices
+            let retry = PushRetry(device: devices[2], delay: .zero, attempts: 1, lastError: "TooManyRequests", failingSince: Date())
+            let first = try await queue.finishReporting([
+                WorkResult(item: page, counts: RetractionCounts(sent: 2, retrying: 1), retries: [retry])
+            ])
+            #expect(first.held == [page.id])
+            #expect(first.completed.isEmpty)
+            #expect(try await queue.retraction(id: retraction.id)?.state == .cancelling)
+            #expect(try await Self.claim(queue, by: "w3").isEmpty)
+            // The second is given back (its worker stopped): dropped, and it was the last.
+            #expect(try await queue.release(rest, .stopping))
+            let cancelled = try #require(try await queue.retraction(id: retraction.id))
+            #expect(cancelled.state == .cancelled)
+            #expect(cancelled.counts.sent == 2 && cancelled.counts.retrying == 0)
+            #expect(cancelled.counts.spared == 6)
+            #expect(cancelled.counts.isSettled && cancelled.counts.pending == 0)
+            #expect(cancelled.finishedAt != nil)
+            #expect(try await Self.claim(queue, by: "w3").isEmpty)
+        }
+    }
+
+    /// With nothing in a worker's hands, a cancel ends the retraction at
+    /// once; one that ended cannot be cancelled.
+    @Test(arguments: Queue.allCases)
+    func aCancelWithNothingInHandEndsAtOnceAndAnEndedRetractionIsNotCancelled(queue: Queue) async throws {
+        try await Self.with(queue) { queue in
+            let (app, retraction) = try await Self.retraction(queue)
+            #expect(try await queue.seedCancel(retraction.id, by: "moderator", reason: "wrong reference"))
+            let cancelled = try #require(try await queue.retraction(id: retraction.id))
+            #expect(cancelled.state == .cancelled)
+            #expect(cancelled.counts.spared == 3 && cancelled.counts.sent == 0)
+            #expect(try await Self.claim(queue).isEmpty)
+
+            try await queue.seed([Delivery(appID: app.id, reference: "m2", token: Self.token(1), sentAt: Date())])
+            let other = try await queue.seedRetraction(RetractionRequest(appID: app.id, target: .references(["m2"]), requestedBy: "tests"))
+            let page = try #require(try await Self.claim(queue).first)
+            _ = try await queue.finishReporting([WorkResult(item: page, counts: RetractionCounts(sent: 1))])
+            #expect(try await queue.retraction(id: other.id)?.state == .done)
+            await #expect {
+                _ = try await queue.seedCancel(other.id, by: "moderator", reason: "too late")
+            } throws: { ($0 as? StoreError)?.code == .stateConflict }
+        }
+    }
+
     /// Pages read one after another cover every device once, each with all
     /// of its references, and skip those whose every delivery is dead.
     @Test(arguments: Queue.allCases)

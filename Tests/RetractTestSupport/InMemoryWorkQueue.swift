@@ -36,7 +36,7 @@ package final class InMemoryWorkQueue: WorkQueue {
         var failures: [UUID: [String: Int]] = [:]
         var items: [Int64: Item] = [:]
         var nextItem: Int64 = 1
-        var listeners: [UUID: @Sendable () -> Void] = [:]
+        var listeners: [UUID: (wake: @Sendable () -> Void, cancelled: @Sendable (UUID) -> Void)] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -105,6 +105,45 @@ package final class InMemoryWorkQueue: WorkQueue {
         return retraction
     }
 
+    /// Cancels a retraction as the ledger does (`RetractStore.cancelRetraction`):
+    /// its items not in a worker's hands are dropped, those in hand finish.
+    ///
+    /// - Returns: whether this call cancelled it.
+    @discardableResult
+    package func cancel(_ id: UUID, by actor: String, reason: String) throws(StoreError) -> Bool {
+        let now = clock()
+        let cancelled = try state.withLockedValue { state -> Result<Bool, StoreError> in
+            guard let retraction = state.retractions[id] else { return .failure(StoreError(.notFound, "no retraction \(id)")) }
+            if retraction.dryRun { return .failure(StoreError(.stateConflict, "retraction \(id) is a dry run")) }
+            switch retraction.state {
+            case .cancelling, .cancelled: return .success(false)
+            case .queued, .sending: break
+            case .done, .failed: return .failure(StoreError(.stateConflict, "retraction \(id) is \(retraction.state.rawValue)"))
+            }
+            state.items = state.items.filter { $0.value.retractionID != id || ($0.value.claim != nil && $0.value.runAfter > now) }
+            state.retractions[id]?.state = .cancelling
+            state.retractions[id]?.cancellation = Retraction.Cancellation(by: actor, reason: reason, at: now)
+            Self.endCancelled(&state, id, at: now)
+            return .success(true)
+        }.get()
+        if cancelled { for listener in state.withLockedValue({ Array($0.listeners.values) }) { listener.cancelled(id) } }
+        return cancelled
+    }
+
+    /// Ends a cancelling retraction left with no items, as `RetractStore.endCancelled` does.
+    private static func endCancelled(_ state: inout State, _ id: UUID, at now: Date) {
+        guard var retraction = state.retractions[id], retraction.state == .cancelling,
+            !state.items.values.contains(where: { $0.retractionID == id })
+        else { return }
+        let counts = retraction.counts
+        retraction.counts.spared = max(counts.total - counts.sent - counts.dead - counts.failed, 0)
+        retraction.counts.retrying = 0
+        retraction.state = .cancelled
+        retraction.finishedAt = now
+        retraction.updatedAt = now
+        state.retractions[id] = retraction
+    }
+
     /// The devices given up on or failed, by reason, as the account shows them.
     package func failures(of retraction: UUID) -> [String: Int] {
         state.withLockedValue { $0.failures[retraction] ?? [:] }
@@ -164,7 +203,10 @@ package final class InMemoryWorkQueue: WorkQueue {
         let split = state.withLockedValue { state in
             guard state.items[item.id]?.claim == item.claim else { return false }
             state.items[item.id]?.kind = .page(after: after, through: token)
-            Self.add(&state, item.retractionID, .page(after: token, through: through), at: now)
+            // A retraction being cancelled takes no new work: the rest of the page is dropped.
+            if state.retractions[item.retractionID]?.state != .cancelling {
+                Self.add(&state, item.retractionID, .page(after: token, through: through), at: now)
+            }
             return true
         }
         if split { wakeListeners() }
@@ -177,6 +219,11 @@ package final class InMemoryWorkQueue: WorkQueue {
         let now = clock()
         let released = state.withLockedValue { state in
             guard var held = state.items[item.id], held.claim == item.claim else { return false }
+            if state.retractions[item.retractionID]?.state == .cancelling {
+                state.items[item.id] = nil
+                Self.endCancelled(&state, item.retractionID, at: now)
+                return true
+            }
             held.claim = nil
             held.runAfter = now.addingTimeInterval(max(delay.inSeconds, 0))
             if !counted {
@@ -215,7 +262,9 @@ package final class InMemoryWorkQueue: WorkQueue {
                 held.insert(result.item.id)
             }
             let appIDs = state.retractions.mapValues(\.appID)
-            let finished = FinishedWork(results.filter { held.contains($0.item.id) }, appIDs: appIDs)
+            var finished = FinishedWork(results.filter { held.contains($0.item.id) }, appIDs: appIDs)
+            let cancelling = Set(results.map(\.item.retractionID).filter { state.retractions[$0]?.state == .cancelling })
+            finished.queueNothing(for: cancelling)
             for (id, retry) in finished.retries {
                 let item = Self.add(&state, id, .push(retry.device), at: now.addingTimeInterval(retry.delay.inSeconds))
                 state.items[item]?.attempts = retry.attempts
@@ -269,6 +318,7 @@ package final class InMemoryWorkQueue: WorkQueue {
                 state.retractions[id] = retraction
                 completed[id] = .milliseconds(Int64((now.timeIntervalSince(retraction.createdAt) * 1000).rounded()))
             }
+            for id in cancelling { Self.endCancelled(&state, id, at: now) }
             return (held, completed)
         }
         wakeListeners()
@@ -281,9 +331,11 @@ package final class InMemoryWorkQueue: WorkQueue {
         try await StoreError.waitingOutLostConnections(for: patience, pause: .milliseconds(100), operation)
     }
 
-    package func listenForWork(_ wake: @escaping @Sendable () -> Void) async throws(StoreError) {
+    package func listenForWork(
+        _ wake: @escaping @Sendable () -> Void, cancelled: @escaping @Sendable (UUID) -> Void
+    ) async throws(StoreError) {
         let id = UUID()
-        state.withLockedValue { $0.listeners[id] = wake }
+        state.withLockedValue { $0.listeners[id] = (wake, cancelled) }
         defer { state.withLockedValue { _ = $0.listeners.removeValue(forKey: id) } }
         wake()
         while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
@@ -386,7 +438,7 @@ package final class InMemoryWorkQueue: WorkQueue {
     }
 
     private func wakeListeners() {
-        for wake in state.withLockedValue({ Array($0.listeners.values) }) { wake() }
+        for listener in state.withLockedValue({ Array($0.listeners.values) }) { listener.wake() }
     }
 
     /// The app's deliveries a target takes.

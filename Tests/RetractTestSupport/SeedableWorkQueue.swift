@@ -12,6 +12,8 @@ package protocol SeedableWorkQueue: WorkQueue {
     func seed(_ deliveries: [Delivery]) async throws
     func seedRetraction(_ request: RetractionRequest) async throws -> Retraction
     func seedDead(_ tokens: [DeadToken], appID: Int64) async throws
+    /// Cancels a retraction: whether this call did.
+    func seedCancel(_ id: UUID, by actor: String, reason: String) async throws -> Bool
 }
 
 extension SeedableWorkQueue {
@@ -38,6 +40,10 @@ extension RetractStore: SeedableWorkQueue {
     package func seedDead(_ tokens: [DeadToken], appID: Int64) async throws {
         try await markDead(tokens, appID: appID)
     }
+
+    package func seedCancel(_ id: UUID, by actor: String, reason: String) async throws -> Bool {
+        try await cancelRetraction(id: id, by: actor, reason: reason).cancelled
+    }
 }
 
 extension InMemoryWorkQueue: SeedableWorkQueue {
@@ -55,5 +61,9 @@ extension InMemoryWorkQueue: SeedableWorkQueue {
 
     package func seedDead(_ tokens: [DeadToken], appID: Int64) async throws {
         markDead(tokens, appID: appID)
+    }
+
+    package func seedCancel(_ id: UUID, by actor: String, reason: String) async throws -> Bool {
+        try cancel(id, by: actor, reason: reason)
     }
 }

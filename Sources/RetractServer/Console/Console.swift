@@ -80,6 +80,9 @@ struct Console: Sendable {
         router.get("/console/retractions/:id") { request, context in
             try await page(request) { signedIn in try await retraction(context.parameters.get("id") ?? "", signedIn) }
         }
+        router.post("/console/retractions/:id/cancel") { request, context in
+            try await form(request) { signedIn, fields in try await cancel(context.parameters.get("id") ?? "", fields, signedIn) }
+        }
         router.get("/console/retractions/:id/progress") { request, context in
             try await page(request) { signedIn in
                 let (status, _) = try await visibleRetraction(context.parameters.get("id") ?? "", signedIn)
@@ -281,6 +284,19 @@ struct Console: Sendable {
             "console retraction",
             metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])
         return Self.redirect(to: "/console/retractions/\(retraction.id.uuidString.lowercased())")
+    }
+
+    /// Cancels the retraction, with the form's reason (required), and shows it again.
+    private func cancel(_ id: String, _ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
+        let (status, app) = try await RetractAPI.retraction(id, for: signedIn.caller, engine: engine, requiring: .retract)
+        let reason = (fields["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty else { throw APIProblem.invalid("reason", "a reason is required: it is kept in the audit log") }
+        let checked = try Validate.text(reason, field: "reason", maximumLength: RetractAPI.maximumReasonLength)
+        _ = try await engine.cancel(status.retraction.id, by: signedIn.caller.actor, reason: checked)
+        RetractAPI.forgetInFeed(status.retraction.id, engine: engine, logger: logger)
+        logger.notice(
+            "console cancel", metadata: ["retraction": "\(status.retraction.id)", "app": "\(app.name)", "key": "\(signedIn.caller.actor)"])
+        return Self.redirect(to: "/console/retractions/\(status.retraction.id.uuidString.lowercased())")
     }
 
     // MARK: - A retraction

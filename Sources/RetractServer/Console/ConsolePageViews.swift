@@ -13,11 +13,14 @@ struct SessionView: Sendable {
     var formToken: String
     var onNotifications = false
     var onAudit = false
+    /// Whether the key may retract (and cancel).
+    var mayRetract: Bool
 
     init(_ signedIn: ConsoleSessions.SignedIn) {
         keyName = signedIn.caller.key.name
         scopes = signedIn.caller.key.scopes.map(\.rawValue).sorted().joined(separator: ", ")
         formToken = signedIn.formToken
+        mayRetract = (try? signedIn.caller.require(.retract)) != nil
     }
 }
 
@@ -114,6 +117,8 @@ struct ConsoleProgress: Encodable, Equatable, Sendable {
     var dead: Int
     var failed: Int
     var pending: Int
+    /// Devices a cancel left unsent.
+    var spared: Int
     var settled: Int
     /// Devices settled per second since sending started.
     var rate: Double?
@@ -143,12 +148,13 @@ struct ConsoleProgress: Encodable, Equatable, Sendable {
         dead = counts.dead
         failed = counts.failed
         pending = counts.pending
-        settled = counts.sent + counts.dead + counts.failed
+        spared = counts.spared
+        settled = counts.sent + counts.dead + counts.failed + counts.spared
         self.failure = failure
-        finished = state == .done || state == .failed
+        finished = state.isFinished
         self.failures = failures.map { Failure(reason: $0.key, count: $0.value) }.sorted { ($1.count, $0.reason) < ($0.count, $1.reason) }
         let elapsed = (finishedAt ?? now).timeIntervalSince(startedAt ?? createdAt)
-        let sentHere = settled - counts.skipped
+        let sentHere = counts.sent + counts.dead + counts.failed - counts.skipped
         rate = elapsed > 0 && sentHere > 0 && startedAt != nil ? Double(sentHere) / elapsed : nil
         rateText = rate.map { "\(Int($0.rounded())) devices/s" } ?? "–"
         if !finished, pending > 0, let rate, rate > 0 {
@@ -157,6 +163,10 @@ struct ConsoleProgress: Encodable, Equatable, Sendable {
         etaText = finished ? "done" : etaSeconds.map(Self.duration) ?? "–"
         if dryRun {
             line = "A dry run: \(total) devices counted, nothing sent."
+        } else if state == .cancelled {
+            line = "Cancelled: \(sent) sent before the cancel, \(spared) spared, \(dead) dead, \(failed) failed of \(total)."
+        } else if state == .cancelling {
+            line = "Cancelling: the pages in flight are finishing; nothing more is queued."
         } else if finished {
             line = "Finished: \(sent) sent, \(dead) dead, \(failed) failed of \(total)."
         } else if counts.waiting > 0, let reason = waitingReason {
@@ -185,6 +195,10 @@ struct RetractionPage: Sendable {
     var createdAt: String
     var dryRun: Bool
     var live: Bool
+    /// The cancel form, for a key that may retract, while it runs.
+    var cancellable: Bool
+    /// Who cancelled it and why, once cancelled.
+    var cancelled: String?
     var progress: ConsoleProgress
     var notificationLink: String?
     /// What its completion webhook did, when its app has one and it has ended.
@@ -208,6 +222,8 @@ struct RetractionPage: Sendable {
         dryRun = retraction.dryRun
         progress = ConsoleProgress(status)
         live = !progress.finished
+        cancellable = live && !dryRun && retraction.state != .cancelling && session.mayRetract
+        cancelled = retraction.cancellation.map { "By \($0.by) at \(ConsoleTime.text($0.at)) UTC: \($0.reason)" }
         if retraction.selector == nil, retraction.references.count == 1, let only = retraction.references.first {
             notificationLink = ConsoleLinks.notification(app: app.name, reference: only.rawValue)
         }

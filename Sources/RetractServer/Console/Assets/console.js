@@ -10,7 +10,7 @@
   function field(name) { return panel.querySelector('[data-field="' + name + '"]'); }
 
   function show(p) {
-    ["sent", "dead", "failed", "pending"].forEach(function (name) { field(name).textContent = String(p[name]); });
+    ["sent", "dead", "failed", "pending", "spared"].forEach(function (name) { field(name).textContent = String(p[name]); });
     field("rate").textContent = p.rateText;
     field("eta").textContent = p.etaText;
     field("line").textContent = p.line;
@@ -34,6 +34,9 @@
       list.appendChild(item);
     });
     panel.setAttribute("data-finished", p.finished ? "true" : "false");
+    // Nothing is left to cancel once it has ended.
+    var cancel = document.getElementById("cancel-panel");
+    if (cancel && p.finished) cancel.hidden = true;
   }
 
   function poll() {

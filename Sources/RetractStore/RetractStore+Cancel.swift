@@ -1,0 +1,128 @@
+import Foundation
+import PostgresNIO
+import RetractModel
+
+extension RetractStore {
+    /// Cancels a retraction: its work not in a worker's hands is dropped at
+    /// once (pages not yet claimed, retries waiting, claims whose lease
+    /// lapsed); the pages in flight finish their pushes, and what they would
+    /// have queued next is dropped when they finish (``finishReporting(_:)``).
+    /// The retraction is `cancelling` until then, `cancelled` after, with
+    /// the devices not reached counted as spared. Late deliveries of its
+    /// references are not retracted for it; ``forgetInFeed(_:)`` takes it
+    /// out of the device feed next.
+    ///
+    /// Cancelling a cancelled (or cancelling) retraction changes nothing.
+    ///
+    /// - Returns: the retraction, and whether this call cancelled it.
+    /// - Throws: ``StoreError/Code/notFound`` for no such retraction,
+    ///   ``StoreError/Code/stateConflict`` for a dry run or one that ended.
+    package func cancelRetraction(id: UUID, by actor: String, reason: String) async throws(StoreError) -> (Retraction, cancelled: Bool) {
+        if actor.isEmpty { throw StoreError(.invalidInput, "who cancels must be named") }
+        if reason.isEmpty { throw StoreError(.invalidInput, "reason: say why the retraction is cancelled") }
+        let cancelled = try await perform("cancelling retraction \(id)", idempotent: true) { [self] in
+            try await client.withTransaction(logger: logger) { connection -> Bool in
+                let found = try await connection.query(
+                    "SELECT state, dry_run, app_id FROM retractions WHERE id = \(id) FOR UPDATE", logger: logger)
+                var current: (state: String, dryRun: Bool, appID: Int64)?
+                for try await row in found.decode((String, Bool, Int64).self) { current = row }
+                guard let current else { throw StoreError(.notFound, "no retraction \(id)") }
+                if current.dryRun {
+                    throw StoreError(.stateConflict, "retraction \(id) is a dry run: it sent nothing, there is nothing to cancel")
+                }
+                switch Retraction.State(rawValue: current.state) {
+                case .cancelling?, .cancelled?: return false
+                case .queued?, .sending?: break
+                default: throw StoreError(.stateConflict, "retraction \(id) is \(current.state): it has ended, there is nothing to cancel")
+                }
+                // Lapsed claims are dropped too: their worker stopped, and no one finishes them otherwise.
+                try await connection.query(
+                    "DELETE FROM work_items WHERE retraction_id = \(id) AND (claim IS NULL OR run_after <= now())", logger: logger)
+                try await connection.query(
+                    """
+                    WITH cancelled AS (
+                        UPDATE retractions
+                        SET state = 'cancelling', cancelled_by = \(actor), cancel_reason = \(reason), cancelled_at = now(), updated_at = now()
+                        WHERE id = \(id)
+                        RETURNING app_id
+                    )
+                    INSERT INTO audit_log (actor, action, app_id, subject, details)
+                    SELECT \(actor), 'retraction.cancelled', app_id, \(id.uuidString.lowercased()),
+                           jsonb_build_object('reason', \(reason)::text)
+                    FROM cancelled
+                    """,
+                    logger: logger)
+                try await Self.endCancelled([id], on: connection, logger: logger)
+                // Workers sending its pages stop starting pushes when this commits.
+                try await connection.query(
+                    "SELECT pg_notify(\(Self.workChannel), \(Self.cancelNotice + id.uuidString.lowercased()))::text", logger: logger)
+                return true
+            }
+        }
+        guard let retraction = try await retraction(id: id) else { throw StoreError(.notFound, "no retraction \(id)") }
+        return (retraction, cancelled)
+    }
+
+    /// Takes a cancelled retraction out of the device feed (migration 0018),
+    /// if it is not out already: a phone that reads its feed is not told to
+    /// remove what the cancel spared it. Apart from the cancel, which stops
+    /// the pushes at once: this deletes a row per device.
+    ///
+    /// - Returns: the rows deleted.
+    @discardableResult
+    package func forgetInFeed(_ id: UUID) async throws(StoreError) -> Int {
+        try await perform("taking cancelled retraction \(id) out of the device feed", idempotent: true, answerLimit: nil) { [self] in
+            try await client.query("SELECT retract_feed_forget(\(id))", logger: logger).values(of: Int.self).first ?? 0
+        }
+    }
+
+    /// ``forgetInFeed(_:)`` for every cancelled retraction still in the
+    /// feed: what a cancel whose process stopped left. One look through a
+    /// small index when there is none.
+    ///
+    /// - Returns: the retractions taken out.
+    @discardableResult
+    package func forgetCancelledInFeed() async throws(StoreError) -> [UUID] {
+        let left = try await perform("finding cancelled retractions still in the device feed", idempotent: true) { [self] in
+            try await client.query(
+                "SELECT id FROM retractions WHERE state IN ('cancelling', 'cancelled') AND NOT feed_forgotten", logger: logger
+            ).values(of: UUID.self)
+        }
+        for id in left { try await forgetInFeed(id) }
+        return left
+    }
+
+    /// Ends the cancelling retractions among `ids` that have no work left:
+    /// `cancelled`, the devices not reached counted as spared.
+    ///
+    /// - Returns: the retractions it ended.
+    @discardableResult
+    static func endCancelled(_ ids: [UUID], on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
+        try await connection.rows(
+            """
+            UPDATE retractions r
+            SET state = 'cancelled', spared = greatest(r.total - r.sent - r.dead - r.failed, 0), retrying = 0,
+                finished_at = now(), updated_at = now()
+            WHERE r.id = ANY(\(ids)::uuid[]) AND r.state = 'cancelling'
+              AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.retraction_id = r.id)
+            RETURNING r.id
+            """,
+            logger: logger
+        ).values(of: UUID.self)
+    }
+
+    /// Whether the retraction is being cancelled, read under a share lock
+    /// held to the end of the transaction: a cancel waits for this
+    /// transaction, or this one for the cancel, so work is never queued for
+    /// a retraction whose cancel has dropped its work already.
+    static func isCancelling(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let states = try await connection.rows("SELECT state FROM retractions WHERE id = \(id) FOR SHARE", logger: logger).values(
+            of: String.self)
+        return states.first == Retraction.State.cancelling.rawValue
+    }
+
+    /// The condition, on a retraction `r`, that it takes deliveries: not a
+    /// dry run, and not cancelled. The device feed, the late-delivery rule
+    /// and the history pushes carry read retractions through it.
+    static let takesDeliveries = "NOT r.dry_run AND r.state NOT IN ('cancelling', 'cancelled')"
+}
