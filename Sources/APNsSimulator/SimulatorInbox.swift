@@ -15,6 +15,9 @@ public struct APNsSimulatorStatistics: Sendable, Hashable, Codable {
     public var goAwaysSent = 0
     /// The most streams one connection had open (received, not yet answered) at once.
     public var peakConcurrentStreams = 0
+    /// When the last push was accepted: when sending stopped, for one that
+    /// was stopped.
+    public var lastAcceptedAt: Date?
 }
 
 /// The per-device record of accepted pushes, and the counters.
@@ -38,6 +41,7 @@ final class SimulatorInbox: Sendable {
     func accepted(_ push: APNsReceivedPush, token: String) {
         state.withLockedValue { state in
             state.statistics.accepted += 1
+            state.statistics.lastAcceptedAt = push.receivedAt
             if recordsPushes { state.pushes[token, default: []].append(push) }
         }
     }

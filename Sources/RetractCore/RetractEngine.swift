@@ -259,10 +259,14 @@ package final class RetractEngine: Sendable {
     ///
     /// - Returns: its status after the cancel, and whether this call
     ///   cancelled it (false: it was cancelled already).
-    package func cancel(_ id: UUID, by actor: String, reason: String) async throws(RetractError) -> (RetractionStatus, cancelled: Bool) {
+    /// - Parameter apps: the apps whose retractions the caller may cancel;
+    ///   nil for every app. Another app's retraction is an unknown one.
+    package func cancel(
+        _ id: UUID, by actor: String, reason: String, apps: [Int64]? = nil
+    ) async throws(RetractError) -> (RetractionStatus, cancelled: Bool) {
         let cancelled: Bool
         do {
-            cancelled = try await store.cancelRetraction(id: id, by: actor, reason: reason).cancelled
+            cancelled = try await store.cancelRetraction(id: id, by: actor, reason: reason, apps: apps).cancelled
         } catch where error.code == .notFound {
             throw RetractError(.unknownRetraction, "no retraction \(id.uuidString.lowercased())")
         } catch where error.code == .invalidInput {

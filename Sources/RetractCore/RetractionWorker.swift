@@ -28,9 +28,16 @@ package final class RetractionWorker: Sendable {
     /// Retractions stopped by this worker, known from a committed finish:
     /// lanes still sending for them stop and give their items back.
     private let stopped = NIOLockedValueBox<Set<UUID>>([])
-    /// Retractions cancelled, heard from the ledger: lanes sending for them
-    /// start no more pushes, and finish their item with what was sent.
-    private let cancelled = NIOLockedValueBox<Set<UUID>>([])
+    /// Retractions whose cancel was heard from the ledger, and when: lanes
+    /// sending for them start no more pushes, and finish their item with
+    /// what was sent. A cancel is announced before it holds
+    /// (``RetractStore/cancelRetraction(id:by:reason:apps:)``): until it
+    /// does, for ``announcementLifetime`` at most, their items go back to
+    /// the queue unsent.
+    private let cancelled = NIOLockedValueBox<[UUID: ContinuousClock.Instant]>([:])
+    /// How long a cancel heard is believed before the ledger says it holds:
+    /// longer than a cancel waits for its retraction's row.
+    static let announcementLifetime = Duration.seconds(60)
     /// Set by ``stopClaiming()``: lanes finish their item and claim no more.
     private let draining = NIOLockedValueBox(false)
     /// Wakes idle lanes: the ledger's notifications, this process's own
@@ -131,7 +138,7 @@ package final class RetractionWorker: Sendable {
                     cancelled.withLockedValue { cancelled in
                         // Only lanes in the middle of a page need it; a long-lived worker forgets old ones.
                         if cancelled.count >= 1024 { cancelled.removeAll() }
-                        cancelled.insert(id)
+                        cancelled[id] = cancelled[id] ?? .now
                     }
                 }
                 // The notifications ended without an error: listen again, but not in a hot loop.
@@ -314,10 +321,19 @@ package final class RetractionWorker: Sendable {
         logger.debug("working", metadata: ["item": "\(item.id)", "kind": "\(item.kind)"])
         // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
-        if stopped.withLockedValue({ $0.contains(job.retraction.id) }) || cancelled.withLockedValue({ $0.contains(job.retraction.id) }) {
-            // A cancelled retraction's item is dropped by the release.
+        if stopped.withLockedValue({ $0.contains(job.retraction.id) }) {
             try await queue.release(item, .stopping)
             return
+        }
+        if let heard = cancelled.withLockedValue({ $0[job.retraction.id] }) {
+            // The release drops the item of a retraction being cancelled; else it comes back in a second.
+            let believed = heard.duration(to: .now) < Self.announcementLifetime
+            if try await believed ? true : isCancelled(job.retraction.id) {
+                try await queue.release(item, .cancelAnnounced)
+                return
+            }
+            // Announced long ago and not cancelled: the cancel did not hold (its transaction failed).
+            cancelled.withLockedValue { _ = $0.removeValue(forKey: job.retraction.id) }
         }
         if let reason = rules.giveUpReason(for: item, now: Date()) {
             let failed = try await queue.giveUp(item, of: job.retraction, reason: reason)
@@ -411,6 +427,10 @@ package final class RetractionWorker: Sendable {
     private func job(for id: UUID) async throws(StoreError) -> Job? {
         if let known = retractions.withLockedValue({ $0[id] }) { return known }
         guard let retraction = try await queue.retraction(id: id) else { return nil }
+        if retraction.state == .cancelling || retraction.state == .cancelled {
+            // Cancelled before this worker listened, or while it was not: its item is dropped like the rest.
+            cancelled.withLockedValue { $0[id] = $0[id] ?? .now }
+        }
         guard let app = try await queue.app(id: retraction.appID) else {
             throw StoreError(.notFound, "retraction \(id): its app \(retraction.appID) does not exist")
         }
@@ -421,6 +441,13 @@ package final class RetractionWorker: Sendable {
             jobs[id] = job
         }
         return job
+    }
+
+    /// Whether the ledger has the retraction cancelling or cancelled: a
+    /// cancel is announced before it holds, so that sending stops at once.
+    private func isCancelled(_ id: UUID) async throws(StoreError) -> Bool {
+        guard let state = try await queue.retraction(id: id)?.state else { return true }
+        return state == .cancelling || state == .cancelled
     }
 
     /// Stops this worker's lanes sending for a retraction the ledger has failed.
@@ -550,7 +577,7 @@ package final class RetractionWorker: Sendable {
                     sending.interruptedByStop = true
                     break
                 }
-                if cancelled.withLockedValue({ $0.contains(retractionID) }) {
+                if cancelled.withLockedValue({ $0[retractionID] != nil }) {
                     sender.release(pacing)
                     sending.interruptedByCancel = true
                     break

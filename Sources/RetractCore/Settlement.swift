@@ -53,6 +53,10 @@ package struct Sending: Hashable, Sendable {
 /// the queue instead. Pure: the time is passed in, and it is tested like
 /// ``ConnectionSlots``, without a database or a socket.
 package enum Settlement: Hashable, Sendable {
+    /// Why the rest of a page was queued again: a cancel was announced
+    /// while it was sending (the cancel, if it holds, drops it).
+    package static let interruptedByCancel = "sending stopped for a cancel"
+
     /// Give the item back unfinished.
     case release(ReleaseReason)
     /// Finish the item with this result, in one transaction.
@@ -88,6 +92,14 @@ package enum Settlement: Hashable, Sendable {
                     through: run.upperBound == page.devices.count ? end : page.devices[run.upperBound - 1].token,
                     waiting: run.count, delay: delay, reason: reason)
             }
+        } else if sending.interruptedByCancel, let first = sending.devices.firstIndex(where: { $0 == nil }) {
+            // Sending stopped at the cancel's first word. The devices not sent to are spared when the
+            // cancel holds (the ledger queues nothing for it), and sent to later when it did not.
+            remainders = [
+                PageRemainder(
+                    after: first == 0 ? after : page.devices[first - 1].token, through: end, waiting: 0, delay: .zero,
+                    reason: Self.interruptedByCancel)
+            ]
         }
         var tally = Tally(budget: retryBudget)
         for (index, device) in page.devices.enumerated() {
@@ -110,6 +122,8 @@ package enum Settlement: Hashable, Sendable {
         _ item: ClaimedWorkItem, device: DeviceReferences, sending: Sending, retryBudget: Duration, now: Date
     ) -> Settlement {
         if sending.interruptedByStop { return .release(.stopping) }
+        // Not sent for a cancel: the ledger drops the item when the cancel holds, and queues it again when it did not.
+        if sending.interruptedByCancel, sending.devices.first ?? nil == nil { return .release(.stopping) }
         if sending.stopReason == nil, let reason = sending.unreachable {
             return .release(.unreachable(reason, devices: 1, retryAfter: outageRetryDelay(for: item, now: now)))
         }

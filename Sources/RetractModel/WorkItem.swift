@@ -62,6 +62,11 @@ package enum ReleaseReason: Hashable, Sendable {
     /// Its service could not be reached: its `devices` wait for it, due
     /// after the delay; the claim does not count as an attempt.
     case unreachable(String, devices: Int, retryAfter: Duration)
+    /// Its retraction's cancel was announced and has not yet held: due
+    /// after a second, by when it has, and the claim does not count as an
+    /// attempt. Dropped when the retraction is being cancelled, as for
+    /// every reason.
+    case cancelAnnounced
 }
 
 extension ReleaseReason {
@@ -75,6 +80,7 @@ extension ReleaseReason {
         case .interrupted(let error): (.zero, false, error, nil)
         case .failed(let error, let delay): (delay, true, error, 0)
         case .unreachable(let error, let devices, let delay): (delay, false, error, devices)
+        case .cancelAnnounced: (.seconds(1), false, "its retraction's cancel was announced", nil)
         }
     }
 }

@@ -241,6 +241,14 @@ enum Validate {
     private static let plainTime = Date.ISO8601FormatStyle()
     private static let fractionalTime = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
+    /// A person's reason for an action, which the audit log keeps: without
+    /// the spaces around it, and required.
+    static func reason(_ text: String, field: String = "reason") throws(APIProblem) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw APIProblem.invalid(field, "a reason is required: it is kept in the audit log") }
+        return try Self.text(trimmed, field: field, maximumLength: RetractAPI.maximumReasonLength)
+    }
+
     static func text(_ text: String, field: String, maximumLength: Int) throws(APIProblem) -> String {
         guard text.count <= maximumLength else { throw APIProblem.invalid(field, "\(text.count) characters; at most \(maximumLength)") }
         // Line breaks and tabs are fine in a reason; NUL is not (PostgreSQL cannot store it).

@@ -25,6 +25,12 @@ struct Caller: Sendable {
         key.appIDs.isEmpty ? key.scopes.contains(.admin) : key.appIDs.contains(appID)
     }
 
+    /// The apps whose records the key may touch, as ``mayTouch(appID:)``
+    /// decides: nil for every app.
+    var appsTouched: [Int64]? {
+        key.appIDs.isEmpty ? (key.scopes.contains(.admin) ? nil : []) : Array(key.appIDs)
+    }
+
     /// A key naming no app: it may register apps.
     var isForAllApps: Bool { key.appIDs.isEmpty && key.scopes.contains(.admin) }
 }

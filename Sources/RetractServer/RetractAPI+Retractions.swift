@@ -84,14 +84,20 @@ extension RetractAPI {
         try caller.require(.retract)
         let id = input.id ?? ""
         let given = try JSONBody.decode(CancelBody.self, from: input.body)
-        let reason = try Validate.text(given.reason, field: "reason", maximumLength: Self.maximumReasonLength)
-        guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-            throw APIProblem.invalid("reason", "empty; say why the retraction is cancelled (it goes in the audit log)")
+        let reason = try Validate.reason(given.reason)
+        // Another app's retraction is not found, not forbidden; the store looks for it among the caller's apps
+        // only, so that the cancel reads nothing on the pool the workers sending it may be holding.
+        let notFound = APIProblem(.notFound, "no retraction \(id.prefix(64)) for this API key")
+        guard let uuid = UUID(uuidString: id) else { throw notFound }
+        let status: RetractionStatus
+        do {
+            status = try await engine.cancel(uuid, by: caller.actor, reason: reason, apps: caller.appsTouched).0
+        } catch {
+            guard error.code == .unknownRetraction else { throw error }
+            throw notFound
         }
-        // The caller must be able to read it first: another app's retraction is not found, not forbidden.
-        let (found, app) = try await Self.retraction(id, for: caller, engine: engine, requiring: .retract)
-        let (status, _) = try await engine.cancel(found.retraction.id, by: caller.actor, reason: reason)
         Self.forgetInFeed(status.retraction.id, engine: engine, logger: logger)
+        guard let app = try await engine.app(id: status.retraction.appID) else { throw notFound }
         return Answer(.ok, RetractionView(status, app: app.name))
     }
 

@@ -12,32 +12,66 @@ extension RetractStore {
     /// references are not retracted for it; ``forgetInFeed(_:)`` takes it
     /// out of the device feed next.
     ///
-    /// Cancelling a cancelled (or cancelling) retraction changes nothing.
+    /// The cancel is announced to the workers first, before it takes the
+    /// retraction's row, which the workers finishing its pages hold in turn:
+    /// their lanes stop starting pushes at once. What a lane left unsent
+    /// goes back to the queue, and the cancel drops it; so a cancel that
+    /// then does not hold (the retraction ended meanwhile, the transaction
+    /// failed) loses no device. All of it runs on ``controlClient``.
     ///
+    /// Cancelling a cancelled retraction changes nothing; cancelling one
+    /// still cancelling drops what a stopped worker left and ends it if
+    /// that was all.
+    ///
+    /// - Parameter apps: the apps whose retractions the caller may cancel;
+    ///   nil for every app. Another app's retraction is not found.
     /// - Returns: the retraction, and whether this call cancelled it.
     /// - Throws: ``StoreError/Code/notFound`` for no such retraction,
     ///   ``StoreError/Code/stateConflict`` for a dry run or one that ended.
-    package func cancelRetraction(id: UUID, by actor: String, reason: String) async throws(StoreError) -> (Retraction, cancelled: Bool) {
+    package func cancelRetraction(
+        id: UUID, by actor: String, reason: String, apps: [Int64]? = nil
+    ) async throws(StoreError) -> (Retraction, cancelled: Bool) {
         if actor.isEmpty { throw StoreError(.invalidInput, "who cancels must be named") }
         if reason.isEmpty { throw StoreError(.invalidInput, "reason: say why the retraction is cancelled") }
+        let notice = Self.cancelNotice + id.uuidString.lowercased()
+        try await perform("announcing the cancel of retraction \(id)", idempotent: true) { [self] in
+            _ = try await controlClient.query(
+                """
+                SELECT pg_notify(\(Self.workChannel), \(notice))::text FROM retractions
+                WHERE id = \(id) AND state IN ('queued', 'sending') AND NOT dry_run
+                  AND (\(apps)::bigint[] IS NULL OR app_id = ANY(\(apps)::bigint[]))
+                """,
+                logger: logger
+            ).collect()
+        }
         let cancelled = try await perform("cancelling retraction \(id)", idempotent: true) { [self] in
-            try await client.withTransaction(logger: logger) { connection -> Bool in
+            try await controlClient.withTransaction(logger: logger) { connection -> Bool in
                 let found = try await connection.query(
-                    "SELECT state, dry_run, app_id FROM retractions WHERE id = \(id) FOR UPDATE", logger: logger)
-                var current: (state: String, dryRun: Bool, appID: Int64)?
-                for try await row in found.decode((String, Bool, Int64).self) { current = row }
+                    """
+                    SELECT state, dry_run FROM retractions
+                    WHERE id = \(id) AND (\(apps)::bigint[] IS NULL OR app_id = ANY(\(apps)::bigint[]))
+                    FOR UPDATE
+                    """,
+                    logger: logger)
+                var current: (state: String, dryRun: Bool)?
+                for try await row in found.decode((String, Bool).self) { current = row }
                 guard let current else { throw StoreError(.notFound, "no retraction \(id)") }
                 if current.dryRun {
                     throw StoreError(.stateConflict, "retraction \(id) is a dry run: it sent nothing, there is nothing to cancel")
                 }
                 switch Retraction.State(rawValue: current.state) {
-                case .cancelling?, .cancelled?: return false
-                case .queued?, .sending?: break
+                case .cancelled?: return false
+                case .cancelling?, .queued?, .sending?: break
                 default: throw StoreError(.stateConflict, "retraction \(id) is \(current.state): it has ended, there is nothing to cancel")
                 }
                 // Lapsed claims are dropped too: their worker stopped, and no one finishes them otherwise.
                 try await connection.query(
                     "DELETE FROM work_items WHERE retraction_id = \(id) AND (claim IS NULL OR run_after <= now())", logger: logger)
+                if current.state == Retraction.State.cancelling.rawValue {
+                    // Asked again: what a stopped worker left is dropped, and the cancel ends if that was all.
+                    try await Self.endCancelled([id], on: connection, logger: logger)
+                    return false
+                }
                 try await connection.query(
                     """
                     WITH cancelled AS (
@@ -53,13 +87,17 @@ extension RetractStore {
                     """,
                     logger: logger)
                 try await Self.endCancelled([id], on: connection, logger: logger)
-                // Workers sending its pages stop starting pushes when this commits.
-                try await connection.query(
-                    "SELECT pg_notify(\(Self.workChannel), \(Self.cancelNotice + id.uuidString.lowercased()))::text", logger: logger)
+                // Said again as it commits: a lane that looked while it had not yet believes it now.
+                try await connection.query("SELECT pg_notify(\(Self.workChannel), \(notice))::text", logger: logger)
                 return true
             }
         }
-        guard let retraction = try await retraction(id: id) else { throw StoreError(.notFound, "no retraction \(id)") }
+        let retraction = try await perform("reading retraction \(id)", idempotent: true) { [self] in
+            try await Self.retractions(
+                from: controlClient.query("SELECT \(unescaped: Self.retractionColumns) FROM retractions WHERE id = \(id)", logger: logger)
+            ).first
+        }
+        guard let retraction else { throw StoreError(.notFound, "no retraction \(id)") }
         return (retraction, cancelled)
     }
 
@@ -77,15 +115,21 @@ extension RetractStore {
     }
 
     /// ``forgetInFeed(_:)`` for every cancelled retraction still in the
-    /// feed: what a cancel whose process stopped left. One look through a
-    /// small index when there is none.
+    /// feed a minute after its cancel: what a cancel whose process stopped
+    /// left (the process that cancelled it takes it out at once, and is not
+    /// raced for the same rows). One look through a small index when there
+    /// is none.
     ///
     /// - Returns: the retractions taken out.
     @discardableResult
     package func forgetCancelledInFeed() async throws(StoreError) -> [UUID] {
         let left = try await perform("finding cancelled retractions still in the device feed", idempotent: true) { [self] in
             try await client.query(
-                "SELECT id FROM retractions WHERE state IN ('cancelling', 'cancelled') AND NOT feed_forgotten", logger: logger
+                """
+                SELECT id FROM retractions
+                WHERE state IN ('cancelling', 'cancelled') AND NOT feed_forgotten AND cancelled_at < now() - interval '1 minute'
+                """,
+                logger: logger
             ).values(of: UUID.self)
         }
         for id in left { try await forgetInFeed(id) }
@@ -111,13 +155,22 @@ extension RetractStore {
         ).values(of: UUID.self)
     }
 
-    /// Whether the retraction is being cancelled, read under a share lock
-    /// held to the end of the transaction: a cancel waits for this
-    /// transaction, or this one for the cancel, so work is never queued for
-    /// a retraction whose cancel has dropped its work already.
-    static func isCancelling(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let states = try await connection.rows("SELECT state FROM retractions WHERE id = \(id) FOR SHARE", logger: logger).values(
-            of: String.self)
+    /// Whether the retraction is being cancelled, read under a lock held to
+    /// the end of the transaction: a cancel waits for this transaction, or
+    /// this one for the cancel, so work is never queued for a retraction
+    /// whose cancel has dropped its work already.
+    ///
+    /// - Parameter exclusive: `FOR UPDATE` rather than `FOR SHARE`, for a
+    ///   transaction that may end the cancel (``endCancelled``): two that
+    ///   each drop one of the last two items under share locks would each
+    ///   still see the other's, and neither would end it.
+    static func isCancelling(
+        _ id: UUID, exclusive: Bool = false, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Bool {
+        let lock: PostgresQuery =
+            exclusive
+            ? "SELECT state FROM retractions WHERE id = \(id) FOR UPDATE" : "SELECT state FROM retractions WHERE id = \(id) FOR SHARE"
+        let states = try await connection.rows(lock, logger: logger).values(of: String.self)
         return states.first == Retraction.State.cancelling.rawValue
     }
 

@@ -120,38 +120,10 @@ extension RetractStore {
                 for (appID, tokens) in finished.dead {
                     try await Self.markDead(tokens, appID: appID, on: connection, logger: logger)
                 }
-                for (id, delta) in finished.counts {
-                    let pushes = finished.pushes[id] ?? PushesSent()
-                    try await connection.query(
-                        """
-                        UPDATE retractions
-                        SET sent = sent + \(delta.sent), dead = dead + \(delta.dead), failed = failed + \(delta.failed),
-                            pushes = pushes + \(pushes.total), most_pushes = greatest(most_pushes, \(pushes.mostToOneDevice)),
-                            history_carried = history_carried + \(pushes.historyCarried),
-                            history_left_out = history_left_out + \(pushes.historyLeftOut),
-                            skipped = skipped + \(delta.skipped), retrying = greatest(retrying + \(delta.retrying), 0),
-                            state = CASE WHEN state = 'queued' THEN 'sending' ELSE state END,
-                            started_at = coalesce(started_at, now()), updated_at = now()
-                        WHERE id = \(id)
-                        """,
-                        logger: logger
-                    )
-                }
                 for (id, reason) in finished.stops {
                     try await Self.fail(id, reason: reason, on: connection, logger: logger)
                 }
-                let done = try await connection.query(
-                    """
-                    UPDATE retractions r SET state = 'done', retrying = 0, finished_at = now(), updated_at = now()
-                    WHERE r.id = ANY(\(retractionIDs)::uuid[]) AND r.state IN ('queued', 'sending')
-                      AND NOT EXISTS (SELECT 1 FROM work_items w WHERE w.retraction_id = r.id)
-                    RETURNING r.id, (extract(epoch FROM r.finished_at - r.created_at) * 1000)::bigint
-                    """,
-                    logger: logger
-                )
-                var completed: [UUID: Duration] = [:]
-                for try await (id, milliseconds) in done.decode((UUID, Int64).self) { completed[id] = .milliseconds(milliseconds) }
-                try await Self.endCancelled(Array(cancelling), on: connection, logger: logger)
+                let completed = try await Self.settle(finished, on: connection, logger: logger)
                 return (deleted, completed)
             }
         }
@@ -196,7 +168,9 @@ extension RetractStore {
     /// devices are recorded as waiting for it, since the first time in a row.
     ///
     /// An item of a retraction being cancelled is dropped instead, and the
-    /// retraction ends `cancelled` if it was its last.
+    /// retraction ends `cancelled` if it was its last. Only that takes the
+    /// retraction's row: an item given back while a cancel commits is
+    /// queued, and dropped by the release of whoever claims it next.
     ///
     /// - Returns: false when the claim lapsed (or the item was finished).
     @discardableResult
@@ -205,7 +179,13 @@ extension RetractStore {
         let milliseconds = max(delay.milliseconds, 0)
         return try await perform("releasing work item \(item.id)", idempotent: true) { [self] in
             try await client.withTransaction(logger: logger) { connection in
-                if try await Self.isCancelling(item.retractionID, on: connection, logger: logger) {
+                // Cancelling is never undone: read without a lock, it is only confirmed under one.
+                let state = try await connection.rows(
+                    "SELECT state FROM retractions WHERE id = \(item.retractionID)", logger: logger
+                ).values(of: String.self).first
+                if state == Retraction.State.cancelling.rawValue,
+                    try await Self.isCancelling(item.retractionID, exclusive: true, on: connection, logger: logger)
+                {
                     let dropped = try await connection.rows(
                         "DELETE FROM work_items WHERE id = \(item.id) AND claim = \(item.claim) RETURNING id", logger: logger
                     ).values(of: Int64.self)
@@ -297,6 +277,63 @@ extension RetractStore {
         )
     }
 
+    /// Adds each retraction's counts and pushes, and ends those left with no
+    /// work: `done`, or `cancelled` with the devices not reached spared. One
+    /// statement under the retractions' row locks, which every worker
+    /// finishing an item of the same retraction waits for: the fewer round
+    /// trips held, the sooner a cancel or a page behind it gets them. A
+    /// retraction stopped in this transaction (``fail``) is left `failed`.
+    ///
+    /// - Returns: the retractions it completed (`done`), with how long each
+    ///   took from being made.
+    private static func settle(
+        _ finished: FinishedWork, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [UUID: Duration] {
+        let ids = Array(finished.counts.keys)
+        guard !ids.isEmpty else { return [:] }
+        let counts = ids.map { finished.counts[$0]! }
+        let pushes = ids.map { finished.pushes[$0] ?? PushesSent() }
+        let (sent, dead, failed) = (counts.map(\.sent), counts.map(\.dead), counts.map(\.failed))
+        let (skipped, retrying) = (counts.map(\.skipped), counts.map(\.retrying))
+        let (total, most) = (pushes.map(\.total), pushes.map(\.mostToOneDevice))
+        let (carried, leftOut) = (pushes.map(\.historyCarried), pushes.map(\.historyLeftOut))
+        // The locks are held: this statement's look at the queue sees every finish before it.
+        let rows = try await connection.query(
+            """
+            WITH d AS (
+                SELECT u.*, NOT EXISTS (SELECT 1 FROM work_items w WHERE w.retraction_id = u.id) AS ends
+                FROM unnest(\(ids)::uuid[], \(sent)::bigint[], \(dead)::bigint[], \(failed)::bigint[], \(skipped)::bigint[],
+                            \(retrying)::bigint[], \(total)::bigint[], \(most)::bigint[], \(carried)::bigint[], \(leftOut)::bigint[])
+                     AS u (id, sent, dead, failed, skipped, retrying, pushes, most, carried, left_out)
+            )
+            UPDATE retractions r
+            SET sent = r.sent + d.sent, dead = r.dead + d.dead, failed = r.failed + d.failed, skipped = r.skipped + d.skipped,
+                pushes = r.pushes + d.pushes, most_pushes = greatest(r.most_pushes, d.most),
+                history_carried = r.history_carried + d.carried, history_left_out = r.history_left_out + d.left_out,
+                retrying = CASE WHEN d.ends OR r.state NOT IN ('queued', 'sending', 'cancelling') THEN 0
+                                ELSE greatest(r.retrying + d.retrying, 0) END,
+                state = CASE WHEN d.ends AND r.state IN ('queued', 'sending') THEN 'done'
+                             WHEN d.ends AND r.state = 'cancelling' THEN 'cancelled'
+                             WHEN r.state = 'queued' THEN 'sending'
+                             ELSE r.state END,
+                spared = CASE WHEN d.ends AND r.state = 'cancelling'
+                              THEN greatest(r.total - (r.sent + d.sent) - (r.dead + d.dead) - (r.failed + d.failed), 0)
+                              ELSE r.spared END,
+                finished_at = CASE WHEN d.ends AND r.state IN ('queued', 'sending', 'cancelling') THEN now() ELSE r.finished_at END,
+                started_at = coalesce(r.started_at, now()), updated_at = now()
+            FROM d
+            WHERE r.id = d.id
+            RETURNING r.id, r.state, (extract(epoch FROM r.finished_at - r.created_at) * 1000)::bigint
+            """,
+            logger: logger)
+        var completed: [UUID: Duration] = [:]
+        for try await (id, state, milliseconds) in rows.decode((UUID, String, Int64?).self)
+        where state == Retraction.State.done.rawValue {
+            completed[id] = .milliseconds(milliseconds ?? 0)
+        }
+        return completed
+    }
+
     private static func insertRetries(_ retries: [(UUID, PushRetry)], on connection: PostgresConnection, logger: Logger) async throws {
         guard !retries.isEmpty else { return }
         let retractionIDs = retries.map(\.0)
@@ -338,7 +375,7 @@ extension RetractStore {
             INSERT INTO work_items (retraction_id, kind, after_token, through_token, run_after, last_error, waiting, waiting_since)
             VALUES (\(retractionID), 'page', \(after), \(through),
                     clock_timestamp() + \(max(remainder.delay.milliseconds, 0)) * interval '1 millisecond',
-                    \(remainder.reason), \(remainder.waiting), now())
+                    \(remainder.reason), \(remainder.waiting), CASE WHEN \(remainder.waiting) > 0 THEN now() END)
             """,
             logger: logger
         )

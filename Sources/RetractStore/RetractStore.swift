@@ -27,9 +27,15 @@ package final class RetractStore: Sendable {
     /// One connection of its own for the server's ping and the device
     /// feed's ticks, so that a pool busy with slow queries does not look
     /// like a database that is down, nor hold up the ticks
-    /// (``client`` only in a store made with ``init(client:readClient:feedClient:healthClient:retention:logger:)``
+    /// (``client`` only in a store made with ``init(client:readClient:feedClient:healthClient:controlClient:retention:logger:)``
     /// and no client for it).
     package let healthClient: PostgresClient
+    /// Two connections of their own for a person stopping a retraction
+    /// (``cancelRetraction(id:by:reason:apps:)``): the workers sending it can
+    /// hold every connection of ``client`` while they wait for its row, and
+    /// a cancel must not wait behind them for a connection as well
+    /// (``client`` when none was given).
+    package let controlClient: PostgresClient
     /// How long deliveries are kept; older day partitions are dropped.
     package let retention: Retention
     let logger: Logger
@@ -53,12 +59,13 @@ package final class RetractStore: Sendable {
     /// service of the server's lifecycle, say.
     package init(
         client: PostgresClient, readClient: PostgresClient? = nil, feedClient: PostgresClient? = nil, healthClient: PostgresClient? = nil,
-        retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")
+        controlClient: PostgresClient? = nil, retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")
     ) {
         self.client = client
         self.readClient = readClient ?? client
         self.feedClient = feedClient ?? readClient ?? client
         self.healthClient = healthClient ?? client
+        self.controlClient = controlClient ?? client
         self.retention = retention
         self.logger = logger
     }
@@ -81,9 +88,10 @@ package final class RetractStore: Sendable {
         // here (the lease waits for run), so the pool logs errors only.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .error)
-        func pool(_ connections: Int, startup: [(String, String)] = []) throws -> PostgresClient {
+        func pool(_ connections: Int, open: Int = 0, startup: [(String, String)] = []) throws -> PostgresClient {
             var configuration = try url.clientConfiguration()
             configuration.options.maximumConnections = connections
+            configuration.options.minimumConnections = open
             configuration.options.additionalStartupParameters = startup
             return PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
         }
@@ -97,9 +105,11 @@ package final class RetractStore: Sendable {
         // The ping's own connection, opened on the first ping: a pool kept
         // busy by workers must not read as a database that is down.
         let health = try pool(1)
-        let clients = [client, health] + [reads, feed].compactMap { $0 }
+        let control = try pool(2, open: 1)
+        let clients = [client, health, control] + [reads, feed].compactMap { $0 }
         let store = RetractStore(
-            client: client, readClient: reads, feedClient: feed, healthClient: health, retention: retention, logger: logger)
+            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control, retention: retention,
+            logger: logger)
         let running = Task {
             await withDiscardingTaskGroup { group in
                 for client in clients { group.addTask { await client.run() } }

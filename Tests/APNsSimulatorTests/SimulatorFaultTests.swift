@@ -123,8 +123,9 @@ struct SimulatorFaultTests {
             #expect(overHTTP.first?.body == push.body)
 
             let (statsData, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(inboxPort)/stats")!)
-            let statistics = try JSONDecoder().decode(APNsSimulatorStatistics.self, from: statsData)
+            let statistics = try decoder.decode(APNsSimulatorStatistics.self, from: statsData)
             #expect(statistics.accepted == 1 && statistics.rejected == 1)
+            #expect(statistics.lastAcceptedAt.map { abs($0.timeIntervalSince(push.receivedAt)) < 1 } == true)
             #expect(statistics.rejectedByReason == ["TopicDisallowed": 1])
 
             var delete = URLRequest(url: URL(string: "http://127.0.0.1:\(inboxPort)/inbox")!)

@@ -134,6 +134,47 @@ struct SettlementTests {
         #expect(push == .release(.stopping))
     }
 
+    @Test func aCancelHeardMidPageCountsWhatWentAndQueuesTheRestForTheLedgerToDropOrSend() throws {
+        var sending = Sending(count: 4)
+        sending.devices[0] = Sending.Device(.accepted, pushes: 1)
+        sending.devices[1] = Sending.Device(.accepted, pushes: 1)
+        sending.interruptedByCancel = true
+        // Tokens 10…40, dead 15 and 35 skipped: 15 lies before the rest and is counted now; 35 lies in it.
+        let result = try Self.result(
+            of: Settlement.page(
+                Self.item(), after: TestTokens.token(5), through: TestTokens.token(50), page: Self.page(4, skipped: [15, 35]),
+                sending: sending, retryBudget: Self.budget, now: Self.now))
+        #expect(result.counts == RetractionCounts(sent: 2, dead: 1, skipped: 1))
+        #expect(
+            result.remainders == [
+                PageRemainder(
+                    after: TestTokens.token(20), through: TestTokens.token(50), waiting: 0, delay: .zero,
+                    reason: Settlement.interruptedByCancel)
+            ])
+        // Heard before the first push: the whole page is the rest.
+        let untouched = try Self.result(
+            of: Settlement.page(
+                Self.item(), after: nil, through: nil, page: Self.page(2),
+                sending: {
+                    var sending = Sending(count: 2)
+                    sending.interruptedByCancel = true
+                    return sending
+                }(), retryBudget: Self.budget, now: Self.now))
+        #expect(untouched.counts == RetractionCounts())
+        #expect(untouched.remainders.map(\.after) == [nil] && untouched.remainders.map(\.through) == [nil])
+        // A retry not sent goes back; one sent is counted.
+        var unsent = Sending(count: 1)
+        unsent.interruptedByCancel = true
+        let retry = Self.item(.push(Self.device(1)))
+        #expect(
+            Settlement.push(retry, device: Self.device(1), sending: unsent, retryBudget: Self.budget, now: Self.now)
+                == .release(.stopping))
+        unsent.devices[0] = Sending.Device(.accepted, pushes: 1)
+        let sent = try Self.result(
+            of: Settlement.push(retry, device: Self.device(1), sending: unsent, retryBudget: Self.budget, now: Self.now))
+        #expect(sent.counts == RetractionCounts(sent: 1, retrying: -1))
+    }
+
     @Test func aFullPageSplitsAtItsLastDevice() {
         let through = TestTokens.token(500)
         let full = Settlement.split(Self.page(3, skipped: [35], mayHaveMore: true), through: through)

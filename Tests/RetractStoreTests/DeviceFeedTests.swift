@@ -52,6 +52,28 @@ struct DeviceFeedTests {
         }
     }
 
+    @Test func aCancelLeftInTheFeedByAStoppedProcessIsTakenOutByTheChoresAMinuteLater() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            try await store.record(Fixture.deliveries(app: app, reference: "m1", tokens: [1, 2]))
+            let (made, _) = try await store.createRetraction(
+                RetractionRequest(appID: app.id, target: .references(["m1"]), requestedBy: "t"))
+            _ = try await Self.settledPage(store, token: Fixture.token(1), appID: app.id) { $0.retractions.count == 1 }
+            // Cancelled by a process that stopped before taking it out of the feed.
+            let (cancelled, now) = try await store.cancelRetraction(id: made.id, by: "t", reason: "wrong message")
+            #expect(now && cancelled.state == .cancelled)
+            #expect(try await Fixture.scalar(store, "SELECT count(*) FROM device_feed", as: Int.self) == 2)
+            // Within the minute the process that cancelled it is left to do it.
+            #expect(try await store.forgetCancelledInFeed().isEmpty)
+            try await TestDatabase.execute(
+                "UPDATE retractions SET cancelled_at = cancelled_at - interval '61 seconds' WHERE id = '\(made.id)'", on: store)
+            #expect(try await store.forgetCancelledInFeed() == [made.id])
+            #expect(try await Fixture.scalar(store, "SELECT count(*) FROM device_feed", as: Int.self) == 0)
+            #expect(try await store.retractions(forDevice: Fixture.token(2), appID: app.id, limit: 10).retractions.isEmpty)
+            #expect(try await store.forgetCancelledInFeed().isEmpty)
+        }
+    }
+
     @Test func aPageCarriesTheHorizonItWasReadAt() async throws {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)

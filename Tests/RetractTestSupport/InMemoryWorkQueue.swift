@@ -277,7 +277,7 @@ package final class InMemoryWorkQueue: WorkQueue {
                     at: now.addingTimeInterval(remainder.delay.inSeconds))
                 state.items[item]?.lastError = remainder.reason
                 state.items[item]?.waiting = remainder.waiting
-                state.items[item]?.waitingSince = now
+                state.items[item]?.waitingSince = remainder.waiting > 0 ? now : nil
             }
             for (id, failures) in finished.failures { state.failures[id, default: [:]].merge(failures, uniquingKeysWith: +) }
             for (appID, tokens) in finished.dead {
@@ -405,7 +405,11 @@ package final class InMemoryWorkQueue: WorkQueue {
     ) async throws(StoreError) -> [DeviceToken: [PayloadBuilder.Retracted]] {
         state.withLockedValue { state in
             let earlier = state.retractions.values
-                .filter { $0.appID == appID && !$0.dryRun && $0.id != retractionID && $0.createdAt >= since }
+                .filter {
+                    // As `RetractStore.takesDeliveries`: a cancelled retraction rides along with no other.
+                    $0.appID == appID && !$0.dryRun && $0.state != .cancelling && $0.state != .cancelled && $0.id != retractionID
+                        && $0.createdAt >= since
+                }
                 .sorted { $0.createdAt > $1.createdAt }
             var found: [DeviceToken: [PayloadBuilder.Retracted]] = [:]
             let wanted = Set(devices)

@@ -249,9 +249,7 @@ struct Console: Sendable {
         try signedIn.caller.require(.retract)
         let app = try await app(named: fields["app"] ?? "", signedIn)
         let reference = try Validate.reference(fields["reference"] ?? "", field: "reference")
-        let reason = (fields["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty else { throw APIProblem.invalid("reason", "a reason is required: it is kept in the audit log") }
-        let checked = try Validate.text(reason, field: "reason", maximumLength: RetractAPI.maximumReasonLength)
+        let checked = try Validate.reason(fields["reason"] ?? "")
         let modeText = fields["mode"].flatMap { $0.isEmpty ? nil : $0 }
         let mode = try Validate.mode(modeText, field: "mode") ?? app.retractionMode
         return RetractionForm(app: app, reference: reference, reason: checked, mode: mode)
@@ -289,10 +287,8 @@ struct Console: Sendable {
     /// Cancels the retraction, with the form's reason (required), and shows it again.
     private func cancel(_ id: String, _ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
         let (status, app) = try await RetractAPI.retraction(id, for: signedIn.caller, engine: engine, requiring: .retract)
-        let reason = (fields["reason"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty else { throw APIProblem.invalid("reason", "a reason is required: it is kept in the audit log") }
-        let checked = try Validate.text(reason, field: "reason", maximumLength: RetractAPI.maximumReasonLength)
-        _ = try await engine.cancel(status.retraction.id, by: signedIn.caller.actor, reason: checked)
+        let checked = try Validate.reason(fields["reason"] ?? "")
+        _ = try await engine.cancel(status.retraction.id, by: signedIn.caller.actor, reason: checked, apps: signedIn.caller.appsTouched)
         RetractAPI.forgetInFeed(status.retraction.id, engine: engine, logger: logger)
         logger.notice(
             "console cancel", metadata: ["retraction": "\(status.retraction.id)", "app": "\(app.name)", "key": "\(signedIn.caller.actor)"])
