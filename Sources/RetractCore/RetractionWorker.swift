@@ -138,7 +138,8 @@ package final class RetractionWorker: Sendable {
                     cancelled.withLockedValue { cancelled in
                         // Only lanes in the middle of a page need it; a long-lived worker forgets old ones.
                         if cancelled.count >= 1024 { cancelled.removeAll() }
-                        cancelled[id] = cancelled[id] ?? .now
+                        // Heard again (the commit's notice, or a cancel asked again): believed a minute from now.
+                        cancelled[id] = .now
                     }
                 }
                 // The notifications ended without an error: listen again, but not in a hot loop.
@@ -319,6 +320,12 @@ package final class RetractionWorker: Sendable {
 
     private func work(_ item: ClaimedWorkItem) async throws(StoreError) {
         logger.debug("working", metadata: ["item": "\(item.id)", "kind": "\(item.kind)"])
+        if item.retractionCancelled {
+            // Whatever this worker heard or remembers: the ledger drops it on its release.
+            cancelled.withLockedValue { $0[item.retractionID] = $0[item.retractionID] ?? .now }
+            try await queue.release(item, .cancelAnnounced)
+            return
+        }
         // A retraction deleted since takes its items with it (ON DELETE CASCADE).
         guard let job = try await job(for: item.retractionID) else { return }
         if stopped.withLockedValue({ $0.contains(job.retraction.id) }) {
@@ -427,7 +434,7 @@ package final class RetractionWorker: Sendable {
     private func job(for id: UUID) async throws(StoreError) -> Job? {
         if let known = retractions.withLockedValue({ $0[id] }) { return known }
         guard let retraction = try await queue.retraction(id: id) else { return nil }
-        if retraction.state == .cancelling || retraction.state == .cancelled {
+        if retraction.state.isCancel {
             // Cancelled before this worker listened, or while it was not: its item is dropped like the rest.
             cancelled.withLockedValue { $0[id] = $0[id] ?? .now }
         }
@@ -447,7 +454,7 @@ package final class RetractionWorker: Sendable {
     /// cancel is announced before it holds, so that sending stops at once.
     private func isCancelled(_ id: UUID) async throws(StoreError) -> Bool {
         guard let state = try await queue.retraction(id: id)?.state else { return true }
-        return state == .cancelling || state == .cancelled
+        return state.isCancel
     }
 
     /// Stops this worker's lanes sending for a retraction the ledger has failed.

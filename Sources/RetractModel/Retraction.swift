@@ -27,6 +27,10 @@ package struct Retraction: Hashable, Sendable {
             case .queued, .sending, .cancelling: false
             }
         }
+
+        /// Whether a cancel holds: `cancelling` or `cancelled`. Its work is
+        /// dropped, and it takes no delivery.
+        package var isCancel: Bool { self == .cancelling || self == .cancelled }
     }
 
     /// Who stopped a retraction before its end, why, and when.

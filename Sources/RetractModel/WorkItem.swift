@@ -31,11 +31,16 @@ package struct ClaimedWorkItem: Hashable, Sendable {
     /// Since when the item's devices have been waiting, without a break, for
     /// a service that could not be reached.
     package var waitingSince: Date?
+    /// Whether its retraction was being cancelled (or was cancelled) when
+    /// the item was claimed: the worker gives it back to be dropped,
+    /// whatever it heard or remembers of the retraction.
+    package var retractionCancelled: Bool
 
     package init(
         id: Int64, retractionID: UUID, kind: Kind, attempts: Int, claim: UUID, leaseEnds: Date, claims: Int = 1, lastError: String? = nil,
-        firstFailedAt: Date? = nil, waitingSince: Date? = nil
+        firstFailedAt: Date? = nil, waitingSince: Date? = nil, retractionCancelled: Bool = false
     ) {
+        self.retractionCancelled = retractionCancelled
         self.id = id
         self.retractionID = retractionID
         self.kind = kind

@@ -85,8 +85,9 @@ extension RetractAPI {
         let id = input.id ?? ""
         let given = try JSONBody.decode(CancelBody.self, from: input.body)
         let reason = try Validate.reason(given.reason)
-        // Another app's retraction is not found, not forbidden; the store looks for it among the caller's apps
-        // only, so that the cancel reads nothing on the pool the workers sending it may be holding.
+        // Another app's retraction is not found, not forbidden. The store looks for it among the caller's apps
+        // as it cancels, on connections of its own: the pushes stop before anything is read from the pool the
+        // workers sending it may be holding (the answer's account is read from it after).
         let notFound = APIProblem(.notFound, "no retraction \(id.prefix(64)) for this API key")
         guard let uuid = UUID(uuidString: id) else { throw notFound }
         let status: RetractionStatus

@@ -155,22 +155,13 @@ extension RetractStore {
         ).values(of: UUID.self)
     }
 
-    /// Whether the retraction is being cancelled, read under a lock held to
-    /// the end of the transaction: a cancel waits for this transaction, or
-    /// this one for the cancel, so work is never queued for a retraction
-    /// whose cancel has dropped its work already.
-    ///
-    /// - Parameter exclusive: `FOR UPDATE` rather than `FOR SHARE`, for a
-    ///   transaction that may end the cancel (``endCancelled``): two that
-    ///   each drop one of the last two items under share locks would each
-    ///   still see the other's, and neither would end it.
-    static func isCancelling(
-        _ id: UUID, exclusive: Bool = false, on connection: PostgresConnection, logger: Logger
-    ) async throws -> Bool {
-        let lock: PostgresQuery =
-            exclusive
-            ? "SELECT state FROM retractions WHERE id = \(id) FOR UPDATE" : "SELECT state FROM retractions WHERE id = \(id) FOR SHARE"
-        let states = try await connection.rows(lock, logger: logger).values(of: String.self)
+    /// Whether the retraction is being cancelled, read under a share lock
+    /// held to the end of the transaction: a cancel waits for this
+    /// transaction, or this one for the cancel, so work is never queued for
+    /// a retraction whose cancel has dropped its work already.
+    static func isCancelling(_ id: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let states = try await connection.rows("SELECT state FROM retractions WHERE id = \(id) FOR SHARE", logger: logger).values(
+            of: String.self)
         return states.first == Retraction.State.cancelling.rawValue
     }
 

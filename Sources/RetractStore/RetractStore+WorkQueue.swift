@@ -30,7 +30,8 @@ extension RetractStore {
                     run_after = now() + \(leaseMilliseconds) * interval '1 millisecond'
                 FROM due WHERE w.id = due.id
                 RETURNING w.id, w.retraction_id, w.kind, w.after_token, w.through_token, w.token, w.refs, w.attempts, w.run_after, w.transport::text,
-                          w.last_error, w.first_failed_at, w.waiting_since, w.claims, w.collapse_ids
+                          w.last_error, w.first_failed_at, w.waiting_since, w.claims, w.collapse_ids,
+                          (SELECT r.state IN ('cancelling', 'cancelled') FROM retractions r WHERE r.id = w.retraction_id)
                 """,
                 logger: logger
             )
@@ -39,8 +40,8 @@ extension RetractStore {
                 var columns = ColumnReader(row)
                 let (id, retractionID, kind, after, through, token, refs, attempts, leaseEnds, transport) = try columns.next(
                     (Int64, UUID, String, ByteBuffer?, ByteBuffer?, ByteBuffer?, [String]?, Int, Date, String).self)
-                let (lastError, firstFailedAt, waitingSince, claims, collapseIDs) = try columns.next(
-                    (String?, Date?, Date?, Int, [String]?).self)
+                let (lastError, firstFailedAt, waitingSince, claims, collapseIDs, cancelled) = try columns.next(
+                    (String?, Date?, Date?, Int, [String]?, Bool?).self)
                 let itemKind: ClaimedWorkItem.Kind
                 if kind == "push", let token, let refs {
                     let references = refs.map { ReferenceID($0) }
@@ -58,7 +59,8 @@ extension RetractStore {
                 items.append(
                     ClaimedWorkItem(
                         id: id, retractionID: retractionID, kind: itemKind, attempts: attempts, claim: claim, leaseEnds: leaseEnds,
-                        claims: claims, lastError: lastError, firstFailedAt: firstFailedAt, waitingSince: waitingSince))
+                        claims: claims, lastError: lastError, firstFailedAt: firstFailedAt, waitingSince: waitingSince,
+                        retractionCancelled: cancelled ?? false))
             }
             return items.sorted { $0.id < $1.id }
         }
@@ -170,7 +172,9 @@ extension RetractStore {
     /// An item of a retraction being cancelled is dropped instead, and the
     /// retraction ends `cancelled` if it was its last. Only that takes the
     /// retraction's row: an item given back while a cancel commits is
-    /// queued, and dropped by the release of whoever claims it next.
+    /// queued, and the claim that takes it next says its retraction is
+    /// cancelling (``ClaimedWorkItem/retractionCancelled``), so that its
+    /// worker gives it back to be dropped.
     ///
     /// - Returns: false when the claim lapsed (or the item was finished).
     @discardableResult
@@ -179,13 +183,16 @@ extension RetractStore {
         let milliseconds = max(delay.milliseconds, 0)
         return try await perform("releasing work item \(item.id)", idempotent: true) { [self] in
             try await client.withTransaction(logger: logger) { connection in
-                // Cancelling is never undone: read without a lock, it is only confirmed under one.
+                // A cancel is never undone, so a state read without a lock holds. The drop locks the row
+                // (FOR UPDATE): two releases of the last two items would each still see the other's under
+                // share locks, and neither would end the cancel.
                 let state = try await connection.rows(
                     "SELECT state FROM retractions WHERE id = \(item.retractionID)", logger: logger
                 ).values(of: String.self).first
-                if state == Retraction.State.cancelling.rawValue,
-                    try await Self.isCancelling(item.retractionID, exclusive: true, on: connection, logger: logger)
-                {
+                if let state, Retraction.State(rawValue: state)?.isCancel == true {
+                    _ = try await connection.rows(
+                        "SELECT id FROM retractions WHERE id = \(item.retractionID) FOR UPDATE", logger: logger
+                    ).values(of: UUID.self)
                     let dropped = try await connection.rows(
                         "DELETE FROM work_items WHERE id = \(item.id) AND claim = \(item.claim) RETURNING id", logger: logger
                     ).values(of: Int64.self)

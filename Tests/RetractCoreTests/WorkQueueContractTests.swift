@@ -231,6 +231,41 @@ struct WorkQueueContractTests {
         }
     }
 
+    /// An item of a cancelled retraction that a worker stopped with (its
+    /// lease lapsed after the cancel) says so when claimed again, and its
+    /// release drops it and ends the cancel; asking again ends one whose
+    /// lapsed item no worker claims.
+    @Test(arguments: Queue.allCases)
+    func anItemOfACancelledRetractionIsFlaggedWhenClaimedAndDroppedByItsRelease(queue: Queue) async throws {
+        try await Self.with(queue) { queue in
+            let (app, retraction) = try await Self.retraction(queue, tokens: [1, 2, 3, 4])
+            let page = try #require(try await Self.claim(queue, lease: .milliseconds(300)).first)
+            #expect(page.retractionCancelled == false)
+            #expect(try await queue.seedCancel(retraction.id, by: "moderator", reason: "wrong campaign"))
+            #expect(try await queue.retraction(id: retraction.id)?.state == .cancelling)
+            try await Task.sleep(for: .milliseconds(450))
+            let again = try #require(try await Self.claim(queue, by: "w2").first)
+            #expect(again.id == page.id && again.retractionCancelled)
+            #expect(try await queue.release(again, .cancelAnnounced))
+            let cancelled = try #require(try await queue.retraction(id: retraction.id))
+            #expect(cancelled.state == .cancelled && cancelled.counts.spared == 4)
+            #expect(try await Self.claim(queue, by: "w3").isEmpty)
+
+            // Another, whose stopped worker's item lapses and is claimed by no one: cancelled again, it ends.
+            try await queue.seed([5, 6].map { Delivery(appID: app.id, reference: "m2", token: Self.token($0), sentAt: Date()) })
+            let second = try await queue.seedRetraction(
+                RetractionRequest(appID: app.id, target: .references(["m2"]), requestedBy: "tests"))
+            let held = try #require(try await Self.claim(queue, lease: .milliseconds(300)).first)
+            #expect(held.retractionID == second.id)
+            #expect(try await queue.seedCancel(second.id, by: "moderator", reason: "wrong message"))
+            try await Task.sleep(for: .milliseconds(450))
+            #expect(try await queue.seedCancel(second.id, by: "moderator", reason: "again") == false)
+            let ended = try #require(try await queue.retraction(id: second.id))
+            #expect(ended.state == .cancelled && ended.counts.spared == 2)
+            #expect(ended.cancellation?.reason == "wrong message")
+        }
+    }
+
     /// With nothing in a worker's hands, a cancel ends the retraction at
     /// once; one that ended cannot be cancelled.
     @Test(arguments: Queue.allCases)

@@ -116,11 +116,16 @@ package final class InMemoryWorkQueue: WorkQueue {
             guard let retraction = state.retractions[id] else { return .failure(StoreError(.notFound, "no retraction \(id)")) }
             if retraction.dryRun { return .failure(StoreError(.stateConflict, "retraction \(id) is a dry run")) }
             switch retraction.state {
-            case .cancelling, .cancelled: return .success(false)
-            case .queued, .sending: break
+            case .cancelled: return .success(false)
+            case .cancelling, .queued, .sending: break
             case .done, .failed: return .failure(StoreError(.stateConflict, "retraction \(id) is \(retraction.state.rawValue)"))
             }
             state.items = state.items.filter { $0.value.retractionID != id || ($0.value.claim != nil && $0.value.runAfter > now) }
+            if retraction.state == .cancelling {
+                // Asked again: what a stopped worker left is dropped, and the cancel ends if that was all.
+                Self.endCancelled(&state, id, at: now)
+                return .success(false)
+            }
             state.retractions[id]?.state = .cancelling
             state.retractions[id]?.cancellation = Retraction.Cancellation(by: actor, reason: reason, at: now)
             Self.endCancelled(&state, id, at: now)
@@ -175,7 +180,8 @@ package final class InMemoryWorkQueue: WorkQueue {
                 return ClaimedWorkItem(
                     id: item.id, retractionID: item.retractionID, kind: item.kind, attempts: item.attempts, claim: claim,
                     leaseEnds: item.runAfter, claims: item.claims, lastError: item.lastError, firstFailedAt: item.firstFailedAt,
-                    waitingSince: item.waitingSince)
+                    waitingSince: item.waitingSince,
+                    retractionCancelled: state.retractions[item.retractionID]?.state.isCancel == true)
             }
             .sorted { $0.id < $1.id }
         }
@@ -219,7 +225,7 @@ package final class InMemoryWorkQueue: WorkQueue {
         let now = clock()
         let released = state.withLockedValue { state in
             guard var held = state.items[item.id], held.claim == item.claim else { return false }
-            if state.retractions[item.retractionID]?.state == .cancelling {
+            if state.retractions[item.retractionID]?.state.isCancel == true {
                 state.items[item.id] = nil
                 Self.endCancelled(&state, item.retractionID, at: now)
                 return true
@@ -307,7 +313,8 @@ package final class InMemoryWorkQueue: WorkQueue {
                 state.items = state.items.filter { $0.value.retractionID != id }
             }
             var completed: [UUID: Duration] = [:]
-            for id in Set(results.map(\.item.retractionID)) {
+            // As the ledger's finish: only the retractions of the items it still held.
+            for id in Set(finished.counts.keys) {
                 guard var retraction = state.retractions[id], [.queued, .sending].contains(retraction.state),
                     !state.items.values.contains(where: { $0.retractionID == id })
                 else { continue }
@@ -318,7 +325,7 @@ package final class InMemoryWorkQueue: WorkQueue {
                 state.retractions[id] = retraction
                 completed[id] = .milliseconds(Int64((now.timeIntervalSince(retraction.createdAt) * 1000).rounded()))
             }
-            for id in cancelling { Self.endCancelled(&state, id, at: now) }
+            for id in cancelling.intersection(finished.counts.keys) { Self.endCancelled(&state, id, at: now) }
             return (held, completed)
         }
         wakeListeners()
@@ -407,7 +414,7 @@ package final class InMemoryWorkQueue: WorkQueue {
             let earlier = state.retractions.values
                 .filter {
                     // As `RetractStore.takesDeliveries`: a cancelled retraction rides along with no other.
-                    $0.appID == appID && !$0.dryRun && $0.state != .cancelling && $0.state != .cancelled && $0.id != retractionID
+                    $0.appID == appID && !$0.dryRun && !$0.state.isCancel && $0.id != retractionID
                         && $0.createdAt >= since
                 }
                 .sorted { $0.createdAt > $1.createdAt }
