@@ -334,12 +334,11 @@ package final class RetractionWorker: Sendable {
         }
         if let heard = cancelled.withLockedValue({ $0[job.retraction.id] }) {
             // The release drops the item of a retraction being cancelled; else it comes back in a second.
-            let believed = heard.duration(to: .now) < Self.announcementLifetime
-            if try await believed ? true : isCancelled(job.retraction.id) {
+            if heard.duration(to: .now) < Self.announcementLifetime {
                 try await queue.release(item, .cancelAnnounced)
                 return
             }
-            // Announced long ago and not cancelled: the cancel did not hold (its transaction failed).
+            // Announced long ago, and the claim says it is not cancelling: the cancel did not hold.
             cancelled.withLockedValue { _ = $0.removeValue(forKey: job.retraction.id) }
         }
         if let reason = rules.giveUpReason(for: item, now: Date()) {
@@ -448,13 +447,6 @@ package final class RetractionWorker: Sendable {
             jobs[id] = job
         }
         return job
-    }
-
-    /// Whether the ledger has the retraction cancelling or cancelled: a
-    /// cancel is announced before it holds, so that sending stops at once.
-    private func isCancelled(_ id: UUID) async throws(StoreError) -> Bool {
-        guard let state = try await queue.retraction(id: id)?.state else { return true }
-        return state.isCancel
     }
 
     /// Stops this worker's lanes sending for a retraction the ledger has failed.

@@ -195,12 +195,10 @@ struct StatusCommand: AsyncParsableCommand {
     func run() async throws {
         let account: RetractionView
         do {
-            guard let uuid = UUID(uuidString: id) else { throw RetractError(.invalidInput, "\"\(id)\" is not a retraction id (a UUID)") }
+            let uuid = try retractionID(id)
             account = try await database.withStore { store in
                 let engine = RetractEngine(store: store, transports: PushTransports())
-                let status = try await engine.status(of: uuid)
-                let app = try await engine.app(id: status.retraction.appID)
-                return RetractionView(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil)
+                return try await printedAccount(of: try await engine.status(of: uuid), engine: engine)
             }
         } catch {
             throw fail("status", error)
@@ -217,7 +215,8 @@ struct CancelCommand: AsyncParsableCommand {
             The pages of devices not yet in a worker's hands are dropped at once; the pages in flight \
             finish their pushes (state cancelling), then the retraction is cancelled, and the devices \
             not reached are counted as spared. It leaves the device feed, and deliveries of its \
-            references recorded later are not retracted for it. Cancelling it again changes nothing. \
+            references recorded later are not retracted for it. Cancelling it again changes nothing, but \
+            for dropping what a stopped worker left of one still cancelling. \
             The cancel and its reason go in the audit log.
 
             Exit codes: 0 cancelled (or cancelled before); 2 not a retraction id, or no reason; \
@@ -240,7 +239,7 @@ struct CancelCommand: AsyncParsableCommand {
         let account: RetractionView
         let cancelledNow: Bool
         do {
-            guard let uuid = UUID(uuidString: id) else { throw RetractError(.invalidInput, "\"\(id)\" is not a retraction id (a UUID)") }
+            let uuid = try retractionID(id)
             let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !reason.isEmpty else { throw RetractError(.invalidInput, "--reason: say why the retraction is cancelled") }
             (account, cancelledNow) = try await database.withStore { store in
@@ -252,8 +251,7 @@ struct CancelCommand: AsyncParsableCommand {
                     // The cancel holds; a server's chores take it out of the feed a minute on.
                     printError("retract cancel: cancelled, but still in the device feed (\(error)); a running server takes it out")
                 }
-                let app = try await engine.app(id: status.retraction.appID)
-                return (RetractionView(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil), cancelled)
+                return (try await printedAccount(of: status, engine: engine), cancelled)
             }
         } catch {
             throw fail("cancel", error)
@@ -265,4 +263,16 @@ struct CancelCommand: AsyncParsableCommand {
             print(account.text)
         }
     }
+}
+
+/// The retraction id a command was given.
+private func retractionID(_ text: String) throws(RetractError) -> UUID {
+    guard let uuid = UUID(uuidString: text) else { throw RetractError(.invalidInput, "\"\(text)\" is not a retraction id (a UUID)") }
+    return uuid
+}
+
+/// A retraction's account as `retract status` and `retract cancel` print it.
+private func printedAccount(of status: RetractionStatus, engine: RetractEngine) async throws -> RetractionView {
+    let app = try await engine.app(id: status.retraction.appID)
+    return RetractionView(status, app: app?.name ?? "\(status.retraction.appID)", seconds: nil)
 }
