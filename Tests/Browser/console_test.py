@@ -10,6 +10,7 @@ and PostgreSQL, records the notifications below and passes:
   SCREENSHOTS    a folder for the screenshots docs/console.md shows
 """
 
+import datetime
 import json
 import os
 import sys
@@ -266,6 +267,58 @@ def moderator_cancels_a_running_retraction(driver, wait):
     wait.until(EC.presence_of_element_located((By.ID, "key")))
 
 
+CAMPAIGN = "cyber-monday"
+CAMPAIGN_REASON = "The cyber-monday offer went out with the wrong prices"
+
+
+def moderator_retracts_a_campaign(driver, wait):
+    """scripts/console-test records the campaign twice, three and two days back:
+    the list searched from two and a half days back shows the second send, and
+    its "retract this campaign" takes that range, so only its 100 devices."""
+    sign_in(driver, MODERATOR_KEY, wait)
+    since = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=2, hours=12)).strftime("%Y-%m-%dT%H:%M")
+    driver.get(BASE + "/console/notifications?" + urllib.parse.urlencode(
+        {"app": "newsroom", "campaign": CAMPAIGN, "sentAfter": since}))
+    rows = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#notifications tbody tr"))
+    check([row.find_element(By.CSS_SELECTOR, "a.reference").text for row in rows] == [CAMPAIGN + "-2"],
+          "the campaign's search found %r" % [row.text for row in rows])
+    rows[0].find_element(By.LINK_TEXT, "retract this campaign").click()
+
+    form = wait.until(EC.presence_of_element_located((By.ID, "retract-many-form")))
+    check(driver.find_element(By.ID, "value").get_attribute("value") == CAMPAIGN, "the form is not filled with the campaign")
+    check(Select(driver.find_element(By.ID, "by")).first_selected_option.text == "campaign", "the form does not retract by campaign")
+    check(Select(driver.find_element(By.ID, "app")).first_selected_option.text == "newsroom", "the form's app is not newsroom")
+    check(driver.find_element(By.ID, "sentAfter").get_attribute("value") == since, "the list's range is not carried over")
+    every_field_is_labelled(driver, "retract-many")
+    driver.find_element(By.ID, "reason").send_keys(CAMPAIGN_REASON)
+    shot(driver, "retract-many.png")
+    form.submit()
+
+    confirm = wait.until(EC.presence_of_element_located((By.ID, "confirm")))
+    devices = driver.find_element(By.ID, "dry-run-devices").text
+    notifications = driver.find_element(By.ID, "dry-run-notifications").text
+    check(devices == "100" and notifications == "1 notification",
+          "the dry run counted %s devices in %s, not 100 in 1 notification" % (devices, notifications))
+    check(CAMPAIGN in driver.find_element(By.ID, "target").text, "the confirm page does not name the campaign")
+    shot(driver, "retract-many-confirm.png")
+    confirm.click()
+
+    wait.until(EC.staleness_of(confirm))
+    WebDriverWait(driver, 30, ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, '[data-field="state"]').text == "done")
+    sent = driver.find_element(By.CSS_SELECTOR, '[data-field="sent"]').text
+    check(sent == "100", "the campaign's retraction sent %s, not 100" % sent)
+    driver.find_element(By.LINK_TEXT, "Audit").click()
+    wait.until(EC.presence_of_element_located((By.ID, "audit")))
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#audit tbody tr")]
+    check(any("retraction.created" in row and 'campaign "%s"' % CAMPAIGN in row and CAMPAIGN_REASON in row
+              and "100 devices" in row and "dry run" not in row for row in rows),
+          "the audit log has no campaign retraction of 100 devices: %r" % rows)
+    check(any('campaign "%s"' % CAMPAIGN in row and "dry run" in row for row in rows), "the audit log has no dry run of the campaign")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+
+
 def viewer_may_only_look(driver, wait):
     sign_in(driver, VIEWER_KEY, wait)
     rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
@@ -275,6 +328,11 @@ def viewer_may_only_look(driver, wait):
     driver.get(BASE + "/console/notification?app=newsroom&reference=breaking-2026-11-26")
     wait.until(EC.presence_of_element_located((By.ID, "device-count")))
     check(not driver.find_elements(By.ID, "dry-run"), "a key without retract sees the Retract form")
+    check(not driver.find_elements(By.ID, "retract-many-link"), "a key without retract is offered Retract many")
+    driver.get(BASE + "/console/retract-many?app=newsroom&by=campaign&value=" + CAMPAIGN)
+    check("Not allowed" in driver.find_element(By.TAG_NAME, "h1").text, "a key without retract is shown the retract-many form")
+    driver.get(BASE + "/console/notification?app=newsroom&reference=breaking-2026-11-26")
+    wait.until(EC.presence_of_element_located((By.ID, "device-count")))
     check(driver.find_elements(By.ID, "no-retract"), "the page does not say why there is no Retract button")
     for path in ("/console/dry-run", "/console/retract"):
         status = post_from_page(
@@ -291,6 +349,7 @@ def main():
         moderator_takes_back_the_broadcast(driver, wait)
         markup_in_values_stays_text(driver, wait)
         moderator_cancels_a_running_retraction(driver, wait)
+        moderator_retracts_a_campaign(driver, wait)
         viewer_may_only_look(driver, wait)
     except Exception:
         driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
@@ -298,8 +357,8 @@ def main():
         raise
     finally:
         driver.quit()
-    print("console test: moderator retracted %d devices and cancelled a retraction of %d, viewer refused; screenshots in %s"
-          % (WRONG_DEVICES, CANCELLED_DEVICES, SHOTS))
+    print("console test: moderator retracted %d devices, cancelled a retraction of %d and retracted a campaign's 100,"
+          " viewer refused; screenshots in %s" % (WRONG_DEVICES, CANCELLED_DEVICES, SHOTS))
 
 
 if __name__ == "__main__":

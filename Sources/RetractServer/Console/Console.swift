@@ -71,6 +71,9 @@ struct Console: Sendable {
         router.get("/console/notification") { request, _ in
             try await page(request) { signedIn in try await notification(request, signedIn) }
         }
+        router.get("/console/retract-many") { request, _ in
+            try await page(request) { signedIn in try await retractMany(request, signedIn) }
+        }
         router.post("/console/dry-run") { request, _ in
             try await form(request) { signedIn, fields in try await dryRun(fields, signedIn) }
         }
@@ -243,41 +246,36 @@ struct Console: Sendable {
 
     // MARK: - Retracting
 
-    /// The retraction a form describes: its app, its one reference, a
-    /// reason (required) and a delivery mode (the app's own when empty).
+    /// The retraction a form describes: its app, what it takes (one
+    /// `reference`, or every notification with a label: `by` thread,
+    /// sender, recipient or campaign, its `value`, and an optional
+    /// `sentAfter`/`sentBefore` in UTC), a reason (required) and a delivery
+    /// mode (the app's own when empty).
     private func retractionForm(_ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> RetractionForm {
         try signedIn.caller.require(.retract)
         let app = try await app(named: fields["app"] ?? "", signedIn)
-        let reference = try Validate.reference(fields["reference"] ?? "", field: "reference")
+        let target = try ConsoleTarget(fields)
         let checked = try Validate.reason(fields["reason"] ?? "")
         let modeText = fields["mode"].flatMap { $0.isEmpty ? nil : $0 }
         let mode = try Validate.mode(modeText, field: "mode") ?? app.retractionMode
-        return RetractionForm(app: app, reference: reference, reason: checked, mode: mode)
+        return RetractionForm(app: app, target: target, reason: checked, mode: mode)
     }
 
     /// The dry run: how many devices a retraction would reach, shown before the confirm step.
     private func dryRun(_ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
         let form = try await retractionForm(fields, signedIn)
         let (retraction, _) = try await engine.startRetraction(
-            app: form.app, target: .references([form.reference]), requestedBy: signedIn.caller.actor, reason: form.reason, dryRun: true,
+            app: form.app, target: form.target.target, requestedBy: signedIn.caller.actor, reason: form.reason, dryRun: true,
             mode: form.mode)
-        let sendable = retraction.counts.total - retraction.counts.skipped
-        return pages.render(
-            "confirm",
-            ConfirmPage(
-                session: .init(signedIn), app: form.app.name, reference: form.reference.rawValue, reason: form.reason,
-                mode: form.mode.rawValue,
-                modeLabel: ConsoleMode.label(form.mode), devices: sendable, devicesWord: sendable == 1 ? "device" : "devices",
-                skipped: retraction.counts.skipped > 0 ? retraction.counts.skipped : nil,
-                warnings: RetractionWarnings.before(retraction, dialect: form.app.dialect),
-                back: ConsoleLinks.notification(app: form.app.name, reference: form.reference.rawValue)))
+        let warnings = RetractionWarnings.before(retraction, dialect: form.app.dialect)
+        return pages.render("confirm", ConfirmPage(form, dryRun: retraction, warnings: warnings, session: .init(signedIn)))
     }
 
     private func retract(_ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn) async throws -> Response {
         let form = try await retractionForm(fields, signedIn)
         if settings.mode.runsWorkers { try engine.checkCredentials(of: form.app) }
         let (retraction, _) = try await engine.startRetraction(
-            app: form.app, target: .references([form.reference]), requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode)
+            app: form.app, target: form.target.target, requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode)
         logger.notice(
             "console retraction",
             metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])
@@ -353,7 +351,7 @@ struct Console: Sendable {
 /// A retraction form, checked.
 struct RetractionForm: Sendable {
     var app: App
-    var reference: ReferenceID
+    var target: ConsoleTarget
     var reason: String
     var mode: RetractionMode
 }

@@ -37,6 +37,9 @@ extension Console {
         var lastSentISO: String
         var thread: String?
         var campaign: String?
+        /// The retract-many form for the row's thread and campaign, for a key that may retract.
+        var retractThread: String?
+        var retractCampaign: String?
         var retracted: Retracted?
     }
 
@@ -83,12 +86,21 @@ extension Console {
             if let text = given("cursor") { query.cursor = try NotificationCursor(encoded: text) }
             let found = try await store.notificationPage(query)
             let names = Dictionary(uniqueKeysWithValues: apps.map { ($0.id, $0.name) })
+            let mayRetract = session.mayRetract
+            let range = page.filter
             page.rows = found.notifications.map { summary in
                 let app = names[summary.appID] ?? summary.appName
+                // The retract-many form for the label, over the range the list shows.
+                func retractAll(_ kind: RetractionSelector.Kind, _ value: String?) -> String? {
+                    guard mayRetract, let value else { return nil }
+                    return ConsoleLinks.retractMany(
+                        app: app, kind, value, sentAfter: range.sentAfter, sentBefore: range.sentBefore)
+                }
                 return NotificationRow(
                     app: app, reference: summary.reference, link: ConsoleLinks.notification(app: app, reference: summary.reference),
                     devices: summary.devices, deadDevices: summary.deadDevices, lastSent: ConsoleTime.text(summary.lastSentAt),
                     lastSentISO: summary.lastSentAt.formatted(.iso8601), thread: summary.thread, campaign: summary.campaign,
+                    retractThread: retractAll(.thread, summary.thread), retractCampaign: retractAll(.campaign, summary.campaign),
                     retracted: Self.retractedSummary(summary.retractions))
             }
             page.hasRows = !page.rows.isEmpty
@@ -143,6 +155,9 @@ extension Console {
         var thread: String?
         var campaign: String?
         var mayRetract: Bool
+        /// The retract-many form for the notification's thread and campaign, for a key that may retract.
+        var retractThread: String?
+        var retractCampaign: String?
         var formToken: String
         var modes: [ConsoleMode.Option]
         var retractions: [RetractionRow]
@@ -169,11 +184,16 @@ extension Console {
         }
         var session = SessionView(signedIn)
         session.onNotifications = true
+        func retractAll(_ kind: RetractionSelector.Kind, _ value: String?) -> String? {
+            guard session.mayRetract, let value else { return nil }
+            return ConsoleLinks.retractMany(app: app.name, kind, value, sentAfter: "", sentBefore: "")
+        }
         let view = NotificationPageView(
             session: session, app: app.name, appQuery: Self.percentEncoded(app.name), reference: reference.rawValue,
             devices: summary.devices, deadDevices: summary.deadDevices, firstSent: ConsoleTime.text(summary.firstSentAt),
             lastSent: ConsoleTime.text(summary.lastSentAt), thread: summary.thread, campaign: summary.campaign,
-            mayRetract: (try? signedIn.caller.require(.retract)) != nil, formToken: signedIn.formToken,
+            mayRetract: session.mayRetract, retractThread: retractAll(.thread, summary.thread),
+            retractCampaign: retractAll(.campaign, summary.campaign), formToken: signedIn.formToken,
             modes: ConsoleMode.options(default: app.retractionMode), retractions: retractions, hasRetractions: !retractions.isEmpty,
             deviceRows: detail.devices.map { device in
                 DeviceRow(

@@ -13,6 +13,7 @@ struct SessionView: Sendable {
     var formToken: String
     var onNotifications = false
     var onAudit = false
+    var onRetractMany = false
     /// Whether the key may retract (and cancel).
     var mayRetract: Bool
 
@@ -42,15 +43,42 @@ struct ProblemPage: Sendable {
 struct ConfirmPage: Sendable {
     var session: SessionView
     var app: String
-    var reference: String
+    /// What it takes: the reference, or the selector's kind, value and range.
+    var targetLead: String
+    var target: String
+    var targetRange: String
+    /// The fields naming the target, posted again on confirm.
+    var targetFields: [ConsoleTarget.Field]
     var reason: String
     var mode: String
     var modeLabel: String
     var devices: Int
     var devicesWord: String
+    /// For a selector: the notifications it matched.
+    var notifications: String?
     var skipped: Int?
+    /// False when it would send nothing: no confirm button then.
+    var confirmable: Bool
     var warnings: [String]
     var back: String
+
+    init(_ form: RetractionForm, dryRun retraction: Retraction, warnings: [String], session: SessionView) {
+        let sendable = retraction.counts.total - retraction.counts.skipped
+        self.session = session
+        app = form.app.name
+        (targetLead, target, targetRange) = form.target.description
+        targetFields = form.target.fields
+        reason = form.reason
+        mode = form.mode.rawValue
+        modeLabel = ConsoleMode.label(form.mode)
+        devices = sendable
+        devicesWord = sendable == 1 ? "device" : "devices"
+        notifications = retraction.referencesMatched.map { $0 == 1 ? "1 notification" : "\($0) notifications" }
+        skipped = retraction.counts.skipped > 0 ? retraction.counts.skipped : nil
+        confirmable = sendable > 0
+        self.warnings = warnings
+        back = form.target.back(app: form.app.name)
+    }
 }
 
 /// The delivery modes, as a person reads them.
@@ -69,9 +97,9 @@ enum ConsoleMode {
         var selected: Bool
     }
 
-    /// The form's choices, the app's own mode first and chosen.
-    static func options(default mode: RetractionMode) -> [Option] {
-        [Option(value: "", label: "the app's default: \(label(mode))", selected: true)]
+    /// The form's choices, the app's own mode first and chosen (named when the app is known).
+    static func options(default mode: RetractionMode?) -> [Option] {
+        [Option(value: "", label: mode.map { "the app's default: \(label($0))" } ?? "the app's default", selected: true)]
             + RetractionMode.allCases.map { Option(value: $0.rawValue, label: label($0), selected: false) }
     }
 }
@@ -101,6 +129,24 @@ enum ConsoleTime {
 enum ConsoleLinks {
     static func notification(app: String, reference: String) -> String {
         "/console/notification?app=\(Console.percentEncoded(app))&reference=\(Console.percentEncoded(reference))"
+    }
+
+    /// The retract-many form, filled with these fields (`by`, `value`, `sentAfter`, `sentBefore`).
+    static func retractMany(app: String, fields: [ConsoleTarget.Field]) -> String {
+        let query = [ConsoleTarget.Field(name: "app", value: app)] + fields.filter { !$0.value.isEmpty }
+        return "/console/retract-many?" + query.map { "\($0.name)=\(Console.percentEncoded($0.value))" }.joined(separator: "&")
+    }
+
+    /// The form for every notification of `kind` `value`, in the range a list was showing.
+    static func retractMany(
+        app: String, _ kind: RetractionSelector.Kind, _ value: String, sentAfter: String, sentBefore: String
+    ) -> String {
+        retractMany(
+            app: app,
+            fields: [
+                .init(name: "by", value: kind.rawValue), .init(name: "value", value: value), .init(name: "sentAfter", value: sentAfter),
+                .init(name: "sentBefore", value: sentBefore),
+            ])
     }
 }
 

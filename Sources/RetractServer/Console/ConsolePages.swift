@@ -17,6 +17,7 @@ struct ConsolePages: Sendable {
         "problem": PackageResources.problem_mustache, "notifications": PackageResources.notifications_mustache,
         "notification": PackageResources.notification_mustache, "confirm": PackageResources.confirm_mustache,
         "retraction": PackageResources.retraction_mustache, "audit": PackageResources.audit_mustache,
+        "retract-many": PackageResources.retract_many_mustache,
     ]
 
     init(templates: [String: [UInt8]] = Self.templates) throws {
