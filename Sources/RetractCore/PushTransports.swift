@@ -91,9 +91,9 @@ package final class PushTransports: TransportProvider {
             let now = ContinuousClock.now
             closeRetired(olderThan: Self.retiredGrace, in: &state)
             if let entry = state.entries[key] {
-                if entry.app == app, now - entry.checkedAt < credentialCheckInterval { return .success(entry.transport) }
+                if entry.app.sendsAlike(app), now - entry.checkedAt < credentialCheckInterval { return .success(entry.transport) }
                 let credentials = CredentialFingerprint(of: app, for: service)
-                if entry.app == app, credentials == entry.credentials {
+                if entry.app.sendsAlike(app), credentials == entry.credentials {
                     state.entries[key]?.checkedAt = now
                     return .success(entry.transport)
                 }

@@ -89,6 +89,24 @@ package final class RetractEngine: Sendable {
         }
     }
 
+    /// Changes `app` (as the ledger has it now) by `change`: checked as a
+    /// registration is, the credential files it names read as sending will
+    /// read them, then written with an audit entry for each field changed.
+    package func updateApp(_ app: App, change: AppChange, actor: String) async throws(RetractError) -> App {
+        let changed: App
+        do {
+            changed = try change.applied(to: app)
+        } catch {
+            throw RetractError(error)
+        }
+        if change.changesCredentials { try transports.readCredentials(of: AppRegistration(changed)) }
+        let updated = try await RetractError.store { () async throws(StoreError) in
+            try await store.updateApp(from: app, to: changed, actor: actor)
+        }
+        logger.info("app updated", metadata: ["app": "\(app.name)", "actor": "\(actor)"])
+        return updated
+    }
+
     // MARK: - Recording
 
     /// Deliveries of one reference to some devices of one app, checked and
@@ -197,13 +215,15 @@ package final class RetractEngine: Sendable {
         idempotencyKey: String? = nil,
         requireRecorded: Bool = false,
         mode: RetractionMode? = nil,
-        badge: Int? = nil
+        badge: Int? = nil,
+        text: String? = nil,
+        requestedKeyID: UUID? = nil
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
         let mode = mode ?? app.retractionMode
         let request = RetractionRequest(
             appID: app.id, target: target, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey,
-            mode: mode, badge: badge)
-        try await check(mode: mode, badge: badge, app: app, target: target)
+            mode: mode, badge: badge, text: text, requestedKeyID: requestedKeyID)
+        try await check(mode: mode, badge: badge, text: text, app: app, target: target)
         var unknown: [ReferenceID] = []
         if requireRecorded, case .references(let references) = target {
             let recorded = try await RetractError.store { () async throws(StoreError) in
@@ -228,7 +248,16 @@ package final class RetractEngine: Sendable {
     /// Refuses what a mode cannot do before anything is written: a badge on
     /// a background push (APNs refuses `aps.badge` there), and `replace`
     /// when no delivery it takes has a collapse id to replace.
-    private func check(mode: RetractionMode, badge: Int?, app: App, target: RetractionTarget) async throws(RetractError) {
+    private func check(mode: RetractionMode, badge: Int?, text: String?, app: App, target: RetractionTarget) async throws(RetractError) {
+        if let text {
+            if let problem = RetractionMode.problem(withText: text) { throw RetractError(.invalidInput, "text: \(problem)", field: "text") }
+            if mode == .background {
+                throw RetractError(
+                    .invalidInput,
+                    "text: a background retraction shows nothing, so it has no text; use mode service-extension or replace",
+                    field: "text")
+            }
+        }
         if let badge, badge < 0 || badge > RetractionMode.maximumBadge {
             throw RetractError(.invalidInput, "badge: \(badge); a badge is 0 to \(RetractionMode.maximumBadge)", field: "badge")
         }
@@ -264,18 +293,40 @@ package final class RetractEngine: Sendable {
     package func cancel(
         _ id: UUID, by actor: String, reason: String, apps: [Int64]? = nil
     ) async throws(RetractError) -> (RetractionStatus, cancelled: Bool) {
-        let cancelled: Bool
+        let cancelled = try await Self.changing(id) { () async throws(StoreError) in
+            try await store.cancelRetraction(id: id, by: actor, reason: reason, apps: apps).cancelled
+        }
+        logger.info("retraction cancelled", metadata: ["retraction": "\(id)", "by": "\(actor)", "now": "\(cancelled)"])
+        return (try await status(of: id), cancelled)
+    }
+
+    /// Approves or rejects a retraction awaiting approval
+    /// (``RetractStore/decideApproval(of:_:by:keyID:reason:apps:)``); its status after.
+    package func decideApproval(
+        of id: UUID, _ decision: RetractStore.ApprovalDecision, by actor: String, keyID: UUID?, reason: String, apps: [Int64]? = nil
+    ) async throws(RetractError) -> RetractionStatus {
+        _ = try await Self.changing(id) { () async throws(StoreError) in
+            try await store.decideApproval(of: id, decision, by: actor, keyID: keyID, reason: reason, apps: apps)
+        }
+        logger.notice("retraction \(decision == .approve ? "approved" : "rejected")", metadata: ["retraction": "\(id)", "by": "\(actor)"])
+        return try await status(of: id)
+    }
+
+    /// A change a person makes to retraction `id` with a reason (a cancel, a
+    /// decision), its store errors said as the engine says them: no such
+    /// retraction, or a reason the store refused.
+    private static func changing<Result: Sendable>(
+        _ id: UUID, _ change: () async throws(StoreError) -> Result
+    ) async throws(RetractError) -> Result {
         do {
-            cancelled = try await store.cancelRetraction(id: id, by: actor, reason: reason, apps: apps).cancelled
-        } catch where error.code == .notFound {
+            return try await change()
+        } catch  where error.code == .notFound {
             throw RetractError(.unknownRetraction, "no retraction \(id.uuidString.lowercased())")
-        } catch where error.code == .invalidInput {
+        } catch  where error.code == .invalidInput {
             throw RetractError(.invalidInput, error.message, field: "reason")
         } catch {
             throw RetractError(error)
         }
-        logger.info("retraction cancelled", metadata: ["retraction": "\(id)", "by": "\(actor)", "now": "\(cancelled)"])
-        return (try await status(of: id), cancelled)
     }
 
     /// Takes a cancelled retraction out of the device feed

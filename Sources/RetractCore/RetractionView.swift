@@ -25,6 +25,8 @@ package struct RetractionView: Encodable, Sendable {
     /// The delivery mode: background, service-extension or replace.
     package var mode: String
     package var badge: Int?
+    /// Its own alert text, when given instead of the app's.
+    package var text: String?
     package var state: String
     package var failure: String?
     package var total: Int
@@ -40,6 +42,8 @@ package struct RetractionView: Encodable, Sendable {
     package var spared: Int
     /// Who cancelled it, why and when, if it was.
     package var cancelled: CancellationView?
+    /// Its approval, when its app wanted one: awaiting until when, or who decided, why and when.
+    package var approval: ApprovalView?
     /// Of `pending`, devices waiting to be sent again after a retryable answer.
     package var retrying: Int
     /// Of `pending`, devices waiting for their push service to come back, and why.
@@ -87,6 +91,7 @@ package struct RetractionView: Encodable, Sendable {
         requestedBy = retraction.requestedBy
         mode = retraction.mode.rawValue
         badge = retraction.badge
+        text = retraction.text
         state = retraction.state.rawValue
         failure = retraction.failure
         total = retraction.counts.total
@@ -97,6 +102,9 @@ package struct RetractionView: Encodable, Sendable {
         pending = retraction.counts.pending
         spared = retraction.counts.spared
         cancelled = retraction.cancellation.map { CancellationView(by: $0.by, reason: $0.reason, at: $0.at) }
+        approval = retraction.approval.map {
+            ApprovalView(state: $0.state.rawValue, expiresAt: $0.expiresAt, by: $0.decidedBy, reason: $0.reason, at: $0.decidedAt)
+        }
         retrying = retraction.counts.retrying
         waiting = retraction.counts.waiting
         waitingReason = retraction.waitingReason
@@ -113,6 +121,16 @@ package struct RetractionView: Encodable, Sendable {
         self.seconds = seconds
         webhook = status.webhook.map(WebhookView.init)
     }
+}
+
+/// A retraction's approval: `awaiting` (until `expiresAt`), `approved`,
+/// `rejected` (by whom, why, when) or `expired`.
+package struct ApprovalView: Encodable, Sendable {
+    package var state: String
+    package var expiresAt: Date?
+    package var by: String?
+    package var reason: String?
+    package var at: Date?
 }
 
 /// Who cancelled a retraction, why and when.

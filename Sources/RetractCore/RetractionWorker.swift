@@ -541,7 +541,8 @@ package final class RetractionWorker: Sendable {
         // A transport made since (credentials rotated) opens the connections the window needs.
         for (service, transport) in transports { transport.provision(inFlight: pacings[service]!.window.size) }
         var plan = RetractionPushes(
-            mode: job.retraction.mode, dialect: job.app.dialect, text: job.app.retractionText, badge: job.retraction.badge,
+            mode: job.retraction.mode, dialect: job.app.dialect, text: job.retraction.text ?? job.app.retractionText,
+            badge: job.retraction.badge,
             thread: wholeThread(of: job))
         let halted = NIOLockedValueBox(false)
         let sender = sender

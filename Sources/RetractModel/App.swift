@@ -35,12 +35,25 @@ package struct App: Hashable, Sendable, Codable {
     /// What a retraction alert shows (`service-extension` without the
     /// filtering entitlement, `replace`).
     package var retractionText: String = RetractionMode.defaultText
+    /// Its approval rule: a retraction of more devices than this waits for
+    /// a second key's approval; nil, none does.
+    package var approvalThreshold: Int?
+    /// How long a retraction waits for approval before it expires.
+    package var approvalWindowMinutes: Int = App.defaultApprovalWindowMinutes
     package var createdAt: Date
+
+    /// A day.
+    package static let defaultApprovalWindowMinutes = 1440
+    /// The largest approval threshold the ledger keeps (a PostgreSQL `integer`).
+    package static let maximumApprovalThreshold = Int(Int32.max)
+    /// The longest an approval window may be: 30 days.
+    package static let maximumApprovalWindowMinutes = 43_200
 
     package init(
         id: Int64, name: String, topic: String, environment: Environment, endpoint: String? = nil, dialect: PayloadDialect,
         authentication: Authentication, fcmServiceAccountPath: String? = nil, retractionMode: RetractionMode = .background,
-        retractionText: String = RetractionMode.defaultText, createdAt: Date
+        retractionText: String = RetractionMode.defaultText, approvalThreshold: Int? = nil,
+        approvalWindowMinutes: Int = App.defaultApprovalWindowMinutes, createdAt: Date
     ) {
         self.id = id
         self.name = name
@@ -52,7 +65,17 @@ package struct App: Hashable, Sendable, Codable {
         self.fcmServiceAccountPath = fcmServiceAccountPath
         self.retractionMode = retractionMode
         self.retractionText = retractionText
+        self.approvalThreshold = approvalThreshold
+        self.approvalWindowMinutes = approvalWindowMinutes
         self.createdAt = createdAt
+    }
+
+    /// Whether a connection made for `other` serves this app as well: the
+    /// same endpoint, environment, topic and credentials. Its retraction
+    /// settings do not matter to a connection.
+    package func sendsAlike(_ other: App) -> Bool {
+        id == other.id && endpoint == other.endpoint && environment == other.environment && topic == other.topic
+            && authentication == other.authentication && fcmServiceAccountPath == other.fcmServiceAccountPath && dialect == other.dialect
     }
 
     /// The services the app has credentials for.
@@ -97,6 +120,8 @@ package struct AppRegistration: Hashable, Sendable {
     package var fcmServiceAccountPath: String?
     package var retractionMode: RetractionMode
     package var retractionText: String
+    package var approvalThreshold: Int?
+    package var approvalWindowMinutes: Int
 
     package init(
         name: String,
@@ -107,7 +132,9 @@ package struct AppRegistration: Hashable, Sendable {
         authentication: App.Authentication,
         fcmServiceAccountPath: String? = nil,
         retractionMode: RetractionMode = .background,
-        retractionText: String = RetractionMode.defaultText
+        retractionText: String = RetractionMode.defaultText,
+        approvalThreshold: Int? = nil,
+        approvalWindowMinutes: Int = App.defaultApprovalWindowMinutes
     ) {
         self.name = name
         self.topic = topic
@@ -118,6 +145,8 @@ package struct AppRegistration: Hashable, Sendable {
         self.fcmServiceAccountPath = fcmServiceAccountPath
         self.retractionMode = retractionMode
         self.retractionText = retractionText
+        self.approvalThreshold = approvalThreshold
+        self.approvalWindowMinutes = approvalWindowMinutes
     }
 
     /// Every field the registration sets, for the audit log.
@@ -139,6 +168,8 @@ package struct AppRegistration: Hashable, Sendable {
         details["fcmServiceAccountPath"] = fcmServiceAccountPath
         details["retractionMode"] = retractionMode.rawValue
         details["retractionText"] = retractionText
+        details["approvalThreshold"] = approvalThreshold.map(String.init)
+        details["approvalWindowMinutes"] = String(approvalWindowMinutes)
         return details
     }
 
@@ -177,6 +208,15 @@ package struct AppRegistration: Hashable, Sendable {
             return FieldProblem("credentials", "an APNs key or certificate, or an FCM service account")
         }
         if let problem = RetractionMode.problem(withText: retractionText) { return FieldProblem("retractionText", problem) }
+        if let approvalThreshold, !(0...App.maximumApprovalThreshold).contains(approvalThreshold) {
+            return FieldProblem(
+                "approvalThreshold",
+                "\(approvalThreshold): a number of devices, 0 to \(App.maximumApprovalThreshold) (0: every retraction waits)")
+        }
+        if !(1...App.maximumApprovalWindowMinutes).contains(approvalWindowMinutes) {
+            return FieldProblem(
+                "approvalWindowMinutes", "\(approvalWindowMinutes): 1 to \(App.maximumApprovalWindowMinutes) minutes (30 days)")
+        }
         return nil
     }
 }

@@ -5,6 +5,9 @@ import RetractKit
 /// become of it.
 package struct Retraction: Hashable, Sendable {
     package enum State: String, Hashable, Sendable, Codable {
+        /// Over its app's approval threshold: nothing is sent until a
+        /// second key approves it (``Retraction/approval``).
+        case awaitingApproval = "awaiting-approval"
         /// Made, no push sent yet.
         case queued
         /// Pushes are going out.
@@ -19,12 +22,16 @@ package struct Retraction: Hashable, Sendable {
         /// Cancelled, and the pages in flight finished: the devices not
         /// reached are ``RetractionCounts/spared``.
         case cancelled
+        /// Rejected by the second key: nothing was sent.
+        case rejected
+        /// Not approved within its app's window: nothing was sent.
+        case expired
 
         /// Whether it has ended: nothing of it will be sent any more.
         package var isFinished: Bool {
             switch self {
-            case .done, .failed, .cancelled: true
-            case .queued, .sending, .cancelling: false
+            case .done, .failed, .cancelled, .rejected, .expired: true
+            case .awaitingApproval, .queued, .sending, .cancelling: false
             }
         }
 
@@ -46,6 +53,30 @@ package struct Retraction: Hashable, Sendable {
         }
     }
 
+    /// A retraction that needed a second key's approval, and what became of it.
+    package struct Approval: Hashable, Sendable {
+        package enum State: String, Hashable, Sendable, Codable {
+            /// Withdrawn: cancelled by the one who asked before anyone decided.
+            case awaiting, approved, rejected, expired, withdrawn
+        }
+
+        package var state: State
+        /// When it expires unless decided.
+        package var expiresAt: Date?
+        /// Who approved or rejected it, why and when.
+        package var decidedBy: String?
+        package var reason: String?
+        package var decidedAt: Date?
+
+        package init(state: State, expiresAt: Date?, decidedBy: String? = nil, reason: String? = nil, decidedAt: Date? = nil) {
+            self.state = state
+            self.expiresAt = expiresAt
+            self.decidedBy = decidedBy
+            self.reason = reason
+            self.decidedAt = decidedAt
+        }
+    }
+
     package var id: UUID
     package var appID: Int64
     /// The references it retracts; empty for a retraction by ``selector``.
@@ -64,6 +95,10 @@ package struct Retraction: Hashable, Sendable {
     package var failure: String?
     /// Who cancelled it, when it was.
     package var cancellation: Cancellation?
+    /// Its approval, when its app wanted one.
+    package var approval: Approval?
+    /// The API key that asked for it, when one did.
+    package var requestedKeyID: UUID?
     package var counts: RetractionCounts
     /// The pushes its devices' services accepted so far.
     package var pushes: PushesSent
@@ -74,6 +109,8 @@ package struct Retraction: Hashable, Sendable {
     package var mode: RetractionMode
     /// The app icon's badge its pushes set, if any.
     package var badge: Int?
+    /// What its alerts show instead of its app's retraction text, if given.
+    package var text: String?
     package var createdAt: Date
     package var startedAt: Date?
     package var finishedAt: Date?
@@ -82,8 +119,9 @@ package struct Retraction: Hashable, Sendable {
     package init(
         id: UUID, appID: Int64, references: [ReferenceID], selector: RetractionSelector? = nil, referencesMatched: Int? = nil,
         mostReferences: Int? = nil, requestedBy: String, reason: String? = nil, dryRun: Bool, state: State, failure: String? = nil,
-        cancellation: Cancellation? = nil, counts: RetractionCounts, pushes: PushesSent, waitingReason: String? = nil, mode: RetractionMode, badge: Int? = nil,
-        createdAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil, updatedAt: Date
+        cancellation: Cancellation? = nil, approval: Approval? = nil, requestedKeyID: UUID? = nil, counts: RetractionCounts,
+        pushes: PushesSent, waitingReason: String? = nil, mode: RetractionMode, badge: Int? = nil,
+        text: String? = nil, createdAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil, updatedAt: Date
     ) {
         self.id = id
         self.appID = appID
@@ -97,11 +135,14 @@ package struct Retraction: Hashable, Sendable {
         self.state = state
         self.failure = failure
         self.cancellation = cancellation
+        self.approval = approval
+        self.requestedKeyID = requestedKeyID
         self.counts = counts
         self.pushes = pushes
         self.waitingReason = waitingReason
         self.mode = mode
         self.badge = badge
+        self.text = text
         self.createdAt = createdAt
         self.startedAt = startedAt
         self.finishedAt = finishedAt
@@ -255,10 +296,15 @@ package struct RetractionRequest: Hashable, Sendable {
     package var idempotencyKey: String?
     package var mode: RetractionMode
     package var badge: Int?
+    /// What its alerts show instead of the app's retraction text.
+    package var text: String?
+    /// The API key that asks, if one does: it may not approve the retraction too.
+    package var requestedKeyID: UUID?
 
     package init(
         appID: Int64, target: RetractionTarget, requestedBy: String, reason: String? = nil, dryRun: Bool = false,
-        idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil
+        idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil, text: String? = nil,
+        requestedKeyID: UUID? = nil
     ) {
         self.appID = appID
         self.target = target
@@ -268,6 +314,8 @@ package struct RetractionRequest: Hashable, Sendable {
         self.idempotencyKey = idempotencyKey
         self.mode = mode
         self.badge = badge
+        self.text = text
+        self.requestedKeyID = requestedKeyID
     }
 
     /// The references to retract; empty when ``selector`` says what to retract.

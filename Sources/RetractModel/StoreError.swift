@@ -25,6 +25,9 @@ package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The row is not in a state that allows the operation: cancelling a
         /// retraction that has ended, say.
         package static let stateConflict = Code("state_conflict")
+        /// Whoever asked for a retraction that awaits approval tried to
+        /// approve or reject it: another key must.
+        package static let selfApproval = Code("self_approval")
         /// The database's schema is not the one this binary knows.
         package static let schemaMismatch = Code("schema_mismatch")
         /// A migration failed; nothing of it was applied.

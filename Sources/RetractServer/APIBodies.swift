@@ -20,6 +20,63 @@ struct AppBody: Decodable, Sendable {
     var fcmServiceAccountPath: String?
     var retractionMode: String?
     var retractionText: String?
+    var approvalThreshold: Int?
+    var approvalWindowMinutes: Int?
+}
+
+/// `PATCH /v1/apps/{name}`: the fields to change, each absent when it stays.
+/// `endpoint` and `fcmServiceAccountPath` may be null, to remove them.
+struct AppPatchBody: Decodable {
+    var endpoint: String??
+    var keyID: String?
+    var teamID: String?
+    var keyPath: String?
+    var certificatePath: String?
+    var fcmServiceAccountPath: String??
+    var retractionMode: String?
+    var retractionText: String?
+    var approvalThreshold: Int??
+    var approvalWindowMinutes: Int?
+    /// Fields given that this endpoint does not change, sorted.
+    var refused: [String] = []
+
+    /// What registration sets once and a change cannot.
+    static let fixed: Set<String> = ["name", "topic", "environment", "dialect"]
+
+    private enum Field: String, CodingKey, CaseIterable {
+        case endpoint, keyID, teamID, keyPath, certificatePath, fcmServiceAccountPath, retractionMode, retractionText
+        case approvalThreshold, approvalWindowMinutes
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        refused = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).filter { Field(rawValue: $0) == nil }.sorted()
+        let container = try decoder.container(keyedBy: Field.self)
+        // Absent: unchanged (nil); null: removed (.some(nil)).
+        func removable<Value: Decodable>(_ field: Field, as _: Value.Type = String.self) throws -> Value?? {
+            guard container.contains(field) else { return nil }
+            return try container.decodeNil(forKey: field) ? .some(nil) : .some(try container.decode(Value.self, forKey: field))
+        }
+        endpoint = try removable(.endpoint)
+        fcmServiceAccountPath = try removable(.fcmServiceAccountPath)
+        keyID = try container.decodeIfPresent(String.self, forKey: .keyID)
+        teamID = try container.decodeIfPresent(String.self, forKey: .teamID)
+        keyPath = try container.decodeIfPresent(String.self, forKey: .keyPath)
+        certificatePath = try container.decodeIfPresent(String.self, forKey: .certificatePath)
+        retractionMode = try container.decodeIfPresent(String.self, forKey: .retractionMode)
+        retractionText = try container.decodeIfPresent(String.self, forKey: .retractionText)
+        approvalThreshold = try removable(.approvalThreshold, as: Int.self)
+        approvalWindowMinutes = try container.decodeIfPresent(Int.self, forKey: .approvalWindowMinutes)
+    }
+
+    /// The fields this endpoint changes, for messages.
+    static var changeable: String { Field.allCases.map(\.rawValue).joined(separator: ", ") }
 }
 
 struct AppView: Encodable {
@@ -37,6 +94,9 @@ struct AppView: Encodable {
     var fcmServiceAccountPath: String?
     var retractionMode: String
     var retractionText: String
+    /// A retraction of more devices than this waits for a second key's approval.
+    var approvalThreshold: Int?
+    var approvalWindowMinutes: Int
     var createdAt: Date
 
     init(_ app: App) {
@@ -48,6 +108,8 @@ struct AppView: Encodable {
         dialect = app.dialect.rawValue
         retractionMode = app.retractionMode.rawValue
         retractionText = app.retractionText
+        approvalThreshold = app.approvalThreshold
+        approvalWindowMinutes = app.approvalWindowMinutes
         createdAt = app.createdAt
         switch app.authentication {
         case .token(let keyID, let teamID, let keyPath):
@@ -136,6 +198,8 @@ struct RetractionBody: Decodable {
     /// `background`, `service-extension` or `replace`; the app's default when absent.
     var mode: String?
     var badge: Int?
+    /// What its alerts show instead of the app's retraction text (service-extension, replace).
+    var text: String?
 
     /// The selectors given, by field.
     var selectors: [(kind: RetractionSelector.Kind, value: String)] {
@@ -144,8 +208,8 @@ struct RetractionBody: Decodable {
 }
 
 /// `POST /v1/retractions/{id}/cancel`.
-struct CancelBody: Decodable {
-    /// Why: kept in the audit log and shown with the retraction.
+struct ReasonBody: Decodable {
+    /// Why it is cancelled, approved or rejected: kept in the audit log and shown with the retraction.
     var reason: String
 }
 

@@ -116,6 +116,7 @@ struct APIRequestMiddleware: RouterMiddleware {
         case .notFound: APIProblem(.notFound, error.message)
         case .idempotencyConflict: APIProblem(.idempotencyConflict, error.message)
         case .stateConflict: APIProblem(.stateConflict, error.message)
+        case .selfApproval: APIProblem(.forbidden, error.message)
         // A schema this binary does not know, or any other database error: the operator's to fix.
         default: APIProblem(.internalError, "a database error; the server's log has it under this request's id")
         }

@@ -27,13 +27,11 @@ extension RetractAPI {
             name: given.name, topic: given.topic, environment: environment, endpoint: given.endpoint, dialect: dialect,
             authentication: try Self.authentication(given), fcmServiceAccountPath: given.fcmServiceAccountPath,
             retractionMode: try Validate.mode(given.retractionMode, field: "retractionMode") ?? .background,
-            retractionText: given.retractionText ?? RetractionMode.defaultText)
+            retractionText: given.retractionText ?? RetractionMode.defaultText, approvalThreshold: given.approvalThreshold,
+            approvalWindowMinutes: given.approvalWindowMinutes ?? App.defaultApprovalWindowMinutes)
         if let problem = registration.problem { throw APIProblem.invalid(problem.field, problem.message) }
         if let endpoint = given.endpoint, !EndpointAllowList(settings.allowedEndpoints).allows(endpoint) {
-            throw APIProblem.invalid(
-                "endpoint",
-                "\"\(endpoint.prefix(200))\" is not a host this server sends to (\(settings.allowedEndpoints.joined(separator: ", "))); "
-                    + "its operator allows others with --allowed-endpoint")
+            throw Self.endpointRefused(endpoint, settings: settings)
         }
         given.keyPath = try credentialFile(given.keyPath, field: "keyPath")
         given.certificatePath = try credentialFile(given.certificatePath, field: "certificatePath")
@@ -49,6 +47,64 @@ extension RetractAPI {
             throw APIProblem(.appCredentials, error.message, field: error.field)
         }
         return Answer(.created, AppView(app))
+    }
+
+    /// `PATCH /v1/apps/{name}`: changes an app's retraction mode and text,
+    /// endpoint and credentials; an admin key that may touch the app. Every
+    /// field is checked before anything changes, each changed field is
+    /// audited, and the next retraction uses the new settings.
+    func updateApp(_ input: PostInput) async throws -> Answer {
+        let caller = input.caller
+        try caller.require(.admin)
+        let named = try await app(named: input.appName ?? "", for: caller, field: "name")
+        // The app as the ledger has it now, not as a cache kept it: the change is made only while it is still so.
+        guard let current = try await engine.app(id: named.id) else {
+            throw APIProblem(.notFound, "name: no app named \"\(named.name)\" for this API key", field: "name")
+        }
+        let given = try JSONBody.decode(AppPatchBody.self, from: input.body)
+        let change = try checkedChange(given, of: current)
+        let updated: App
+        do {
+            updated = try await engine.updateApp(current, change: change, actor: caller.actor)
+        } catch {
+            guard error.code == .credentials else { throw error }
+            throw APIProblem(.appCredentials, error.message, field: error.field)
+        }
+        return Answer(.ok, AppView(updated))
+    }
+
+    /// The change `given` asks of `app`, every field checked, its files found in the credentials folder.
+    private func checkedChange(_ given: AppPatchBody, of app: App) throws(APIProblem) -> AppChange {
+        if let field = given.refused.first {
+            let why =
+                AppPatchBody.fixed.contains(field) ? "is set when the app is registered and cannot change" : "is not a setting of an app"
+            throw APIProblem.invalid(field, "\(why); this endpoint changes \(AppPatchBody.changeable)")
+        }
+        var change = AppChange(
+            endpoint: given.endpoint, keyID: given.keyID, teamID: given.teamID, keyPath: given.keyPath,
+            certificatePath: given.certificatePath, fcmServiceAccountPath: given.fcmServiceAccountPath,
+            retractionMode: try Validate.mode(given.retractionMode, field: "retractionMode"), retractionText: given.retractionText,
+            approvalThreshold: given.approvalThreshold, approvalWindowMinutes: given.approvalWindowMinutes)
+        guard !change.isEmpty else { throw APIProblem.invalid("body", "nothing to change: give one or more of \(AppPatchBody.changeable)") }
+        if let endpoint = given.endpoint ?? nil, !EndpointAllowList(settings.allowedEndpoints).allows(endpoint) {
+            throw Self.endpointRefused(endpoint, settings: settings)
+        }
+        // The fields' shapes (an empty path, say) before any file is looked for, as registration does.
+        let shapes = Result { () throws(FieldProblem) in try change.applied(to: app) }
+        if case .failure(let problem) = shapes { throw APIProblem.invalid(problem.field, problem.message) }
+        change.keyPath = try credentialFile(given.keyPath, field: "keyPath")
+        change.certificatePath = try credentialFile(given.certificatePath, field: "certificatePath")
+        if let path = given.fcmServiceAccountPath {
+            change.fcmServiceAccountPath = .some(try credentialFile(path, field: "fcmServiceAccountPath"))
+        }
+        return change
+    }
+
+    static func endpointRefused(_ endpoint: String, settings: ServerSettings) -> APIProblem {
+        APIProblem.invalid(
+            "endpoint",
+            "\"\(endpoint.prefix(200))\" is not a host this server sends to (\(settings.allowedEndpoints.joined(separator: ", "))); "
+                + "its operator allows others with --allowed-endpoint")
     }
 
     /// The credential file `given` names, resolved in the server's credentials

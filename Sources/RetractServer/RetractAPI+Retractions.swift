@@ -32,7 +32,7 @@ extension RetractAPI {
         let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
         let (retraction, _) = try await engine.startRetraction(
             app: app, target: target, requestedBy: caller.actor, reason: reason, dryRun: dryRun,
-            idempotencyKey: ledgerKey, mode: mode, badge: given.badge)
+            idempotencyKey: ledgerKey, mode: mode, badge: given.badge, text: given.text, requestedKeyID: caller.key.id)
         let warnings = RetractionWarnings.before(retraction, dialect: app.dialect)
         return Answer(
             .accepted,
@@ -80,24 +80,46 @@ extension RetractAPI {
     /// then it is `cancelled` with the devices not reached counted as spared.
     /// Cancelling it again answers the same, and is not audited again.
     func cancel(_ input: PostInput) async throws -> Answer {
-        let caller = input.caller
-        try caller.require(.retract)
+        // The store looks for it among the caller's apps as it cancels, on connections of its own: the pushes
+        // stop before anything is read from the pool the workers sending it may be holding (the answer's
+        // account is read from it after).
+        try await changeRetraction(input, requiring: .retract) { (id, reason, caller) async throws(RetractError) in
+            let status = try await engine.cancel(id, by: caller.actor, reason: reason, apps: caller.appsTouched).0
+            Self.forgetInFeed(status.retraction.id, engine: engine, logger: logger)
+            return status
+        }
+    }
+
+    /// `POST /v1/retractions/{id}/approve` and `/reject`: a second key (scope
+    /// `approve`, another key than the one that asked) decides a retraction
+    /// awaiting approval, with a reason (required, audited). Approved, it is
+    /// queued and sent; rejected, nothing of it is sent.
+    func decide(_ decision: RetractStore.ApprovalDecision, _ input: PostInput) async throws -> Answer {
+        try await changeRetraction(input, requiring: .approve) { (id, reason, caller) async throws(RetractError) in
+            try await engine.decideApproval(
+                of: id, decision, by: caller.actor, keyID: caller.key.id, reason: reason, apps: caller.appsTouched)
+        }
+    }
+
+    /// A change to the retraction the path names, with the body's reason
+    /// (required): its account after, or 404 for an id that is not a UUID,
+    /// an unknown one or another app's (not found, not forbidden).
+    private func changeRetraction(
+        _ input: PostInput, requiring scope: APIKeyRecord.Scope,
+        _ change: (UUID, String, Caller) async throws(RetractError) -> RetractionStatus
+    ) async throws -> Answer {
+        try input.caller.require(scope)
         let id = input.id ?? ""
-        let given = try JSONBody.decode(CancelBody.self, from: input.body)
-        let reason = try Validate.reason(given.reason)
-        // Another app's retraction is not found, not forbidden. The store looks for it among the caller's apps
-        // as it cancels, on connections of its own: the pushes stop before anything is read from the pool the
-        // workers sending it may be holding (the answer's account is read from it after).
+        let reason = try Validate.reason(try JSONBody.decode(ReasonBody.self, from: input.body).reason)
         let notFound = APIProblem(.notFound, "no retraction \(id.prefix(64)) for this API key")
         guard let uuid = UUID(uuidString: id) else { throw notFound }
         let status: RetractionStatus
         do {
-            status = try await engine.cancel(uuid, by: caller.actor, reason: reason, apps: caller.appsTouched).0
+            status = try await change(uuid, reason, input.caller)
         } catch {
             guard error.code == .unknownRetraction else { throw error }
             throw notFound
         }
-        Self.forgetInFeed(status.retraction.id, engine: engine, logger: logger)
         guard let app = try await engine.app(id: status.retraction.appID) else { throw notFound }
         return Answer(.ok, RetractionView(status, app: app.name))
     }

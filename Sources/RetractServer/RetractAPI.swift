@@ -79,10 +79,13 @@ struct RetractAPI: Sendable {
         }
         guard settings.mode.servesAPI else { return }
         post(router, "/v1/apps") { try await createApp($0) }
+        write(router, .patch, "/v1/apps/:name") { try await updateApp($0) }
         post(router, "/v1/deliveries") { try await record($0) }
         post(router, "/v1/notifications") { try await send($0) }
         post(router, "/v1/retractions") { try await retract($0) }
         post(router, "/v1/retractions/:id/cancel") { try await cancel($0) }
+        post(router, "/v1/retractions/:id/approve") { try await decide(.approve, $0) }
+        post(router, "/v1/retractions/:id/reject") { try await decide(.reject, $0) }
         post(router, "/v1/apps/:name/webhook") { try await setWebhook($0) }
         delete(router, "/v1/apps/:name/webhook") { request, context in
             let key = try APIKeySecret.bearer(in: request)
@@ -144,8 +147,16 @@ struct RetractAPI: Sendable {
     /// runs to its end, so a request that has started writing is never
     /// abandoned half-way.
     private func post(_ router: Router<APIContext>, _ path: String, _ handler: @escaping @Sendable (PostInput) async throws -> Answer) {
-        routes.add(.post, path)
-        router.post(RouterPath(path)) { request, context in
+        write(router, .post, path, handler)
+    }
+
+    /// A POST's handling for another method that writes (PATCH).
+    private func write(
+        _ router: Router<APIContext>, _ method: HTTPRequest.Method, _ path: String,
+        _ handler: @escaping @Sendable (PostInput) async throws -> Answer
+    ) {
+        routes.add(method, path)
+        router.on(RouterPath(path), method: method) { request, context in
             let key = try APIKeySecret.bearer(in: request)
             let caller = try await health.whileUp { try await authenticate(key, context: context, kind: .write) }
             var request = request

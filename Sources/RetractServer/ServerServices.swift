@@ -54,7 +54,8 @@ struct DrainSignal: Service {
 
 /// The server's background chores: a database ping every interval (the
 /// API's 503s and `retract_database_up`), the queue depth, cancelled
-/// retractions left in the device feed, and the hourly retention pass that
+/// retractions left in the device feed, retractions whose approval window
+/// passed, and the hourly retention pass that
 /// drops old deliveries and idempotency records.
 struct MaintenanceService: Service {
     let store: RetractStore
@@ -96,6 +97,11 @@ struct MaintenanceService: Service {
                 // Cancelled retractions a stopped process left in the device feed.
                 if let forgotten = try? await store.forgetCancelledInFeed(), !forgotten.isEmpty {
                     logger.info("cancelled retractions taken out of the device feed", metadata: ["retractions": "\(forgotten.count)"])
+                }
+                // Retractions whose approval window passed.
+                if let expired = try? await store.expireUnapproved(), !expired.isEmpty {
+                    logger.notice(
+                        "retractions expired unapproved", metadata: ["retractions": "\(expired.map(\.uuidString).joined(separator: ","))"])
                 }
                 if lastRetention.map({ ContinuousClock.now - $0 >= settings.retentionInterval }) ?? true {
                     do {

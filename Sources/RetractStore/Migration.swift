@@ -60,5 +60,8 @@ package struct Migration: Hashable, Sendable {
         Migration(
             version: 17, name: "0017_device_feed.sql", sql: String(decoding: PackageResources._017_device_feed_sql, as: UTF8.self)),
         Migration(version: 18, name: "0018_cancel.sql", sql: String(decoding: PackageResources._018_cancel_sql, as: UTF8.self)),
+        Migration(
+            version: 19, name: "0019_retraction_text.sql", sql: String(decoding: PackageResources._019_retraction_text_sql, as: UTF8.self)),
+        Migration(version: 20, name: "0020_approval.sql", sql: String(decoding: PackageResources._020_approval_sql, as: UTF8.self)),
     ]
 }

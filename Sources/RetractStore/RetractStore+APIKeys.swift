@@ -6,7 +6,7 @@ import RetractModel
 /// An API key as the ledger keeps it: its hash, never the key.
 package struct APIKeyRecord: Hashable, Sendable {
     package enum Scope: String, Hashable, Sendable, CaseIterable, Codable {
-        case admin, record, send, retract, read, client
+        case admin, record, send, retract, read, client, approve
     }
 
     package var id: UUID

@@ -61,7 +61,7 @@ extension RetractStore {
                 }
                 switch Retraction.State(rawValue: current.state) {
                 case .cancelled?: return false
-                case .cancelling?, .queued?, .sending?: break
+                case .cancelling?, .queued?, .sending?, .awaitingApproval?: break
                 default: throw StoreError(.stateConflict, "retraction \(id) is \(current.state): it has ended, there is nothing to cancel")
                 }
                 // Lapsed claims are dropped too: their worker stopped, and no one finishes them otherwise.
@@ -76,7 +76,10 @@ extension RetractStore {
                     """
                     WITH cancelled AS (
                         UPDATE retractions
-                        SET state = 'cancelling', cancelled_by = \(actor), cancel_reason = \(reason), cancelled_at = now(), updated_at = now()
+                        SET state = 'cancelling', cancelled_by = \(actor), cancel_reason = \(reason), cancelled_at = now(), updated_at = now(),
+                            -- One awaiting approval is withdrawn; it never entered the device feed, so nothing is to leave it.
+                            approval = CASE WHEN approval = 'awaiting' THEN 'withdrawn' ELSE approval END,
+                            feed_forgotten = feed_forgotten OR approval IS NOT DISTINCT FROM 'awaiting'
                         WHERE id = \(id)
                         RETURNING app_id
                     )
@@ -166,7 +169,8 @@ extension RetractStore {
     }
 
     /// The condition, on a retraction `r`, that it takes deliveries: not a
-    /// dry run, and not cancelled. The device feed, the late-delivery rule
+    /// dry run, not cancelled, and not (or not yet) refused approval. The device feed, the late-delivery rule
     /// and the history pushes carry read retractions through it.
-    static let takesDeliveries = "NOT r.dry_run AND r.state NOT IN ('cancelling', 'cancelled')"
+    static let takesDeliveries =
+        "NOT r.dry_run AND r.state NOT IN ('cancelling', 'cancelled', 'awaiting-approval', 'rejected', 'expired')"
 }

@@ -115,6 +115,7 @@ extension RetractStore {
         for index in new.references.indices {
             if let mode = retracted[Key(appID: new.appIDs[index], reference: new.references[index])] { modes[index] = mode }
         }
+        modes = try await withTexts(modes, on: connection, logger: logger)
         // A retraction names at most 1000 references: each mode's late references go in chunks of that many.
         var referencesByMode: [Mode: Set<String>] = [:]
         for (index, mode) in modes { referencesByMode[mode, default: []].insert(new.references[index]) }
@@ -151,10 +152,10 @@ extension RetractStore {
             try await connection.query(
                 """
                 WITH made AS (
-                    INSERT INTO retractions (id, app_id, refs, requested_by, reason, state, total, retrying, mode, badge,
+                    INSERT INTO retractions (id, app_id, refs, requested_by, reason, state, total, retrying, mode, badge, text,
                                              delivered_from, delivered_through)
                     VALUES (\(id), \(mode.appID), \(references), \(Self.lateDeliveryActor), \(reason), 'queued', \(tokens.count),
-                            \(tokens.count), \(mode.mode), \(mode.badge), (\(days.lowerBound) AT TIME ZONE 'UTC')::date,
+                            \(tokens.count), \(mode.mode), \(mode.badge), \(mode.text), (\(days.lowerBound) AT TIME ZONE 'UTC')::date,
                             (\(days.upperBound) AT TIME ZONE 'UTC')::date)
                     RETURNING id
                 ),
@@ -222,15 +223,15 @@ extension RetractStore {
         var retracted: [Key: Mode] = [:]
         let rows = try await connection.query(
             """
-            SELECT DISTINCT ON (r.app_id, ref) r.app_id, ref, r.mode, r.badge
+            SELECT DISTINCT ON (r.app_id, ref) r.app_id, ref, r.mode, r.badge, r.id
             FROM retractions r, unnest(r.refs) AS ref
             WHERE r.app_id = ANY(\(Array(Set(apps)))::bigint[]) AND \(unescaped: Self.takesDeliveries) AND r.refs && \(refs)::text[]
               AND ref = ANY(\(refs)::text[])
             ORDER BY r.app_id, ref, r.created_at DESC
             """,
             logger: logger)
-        for try await (appID, reference, mode, badge) in rows.decode((Int64, String, String, Int?).self) {
-            retracted[Key(appID: appID, reference: reference)] = Mode(appID: appID, mode: mode, badge: badge)
+        for try await (appID, reference, mode, badge, source) in rows.decode((Int64, String, String, Int?, UUID).self) {
+            retracted[Key(appID: appID, reference: reference)] = Mode(appID: appID, mode: mode, badge: badge, source: source)
         }
         return retracted
     }
@@ -269,10 +270,32 @@ extension RetractStore {
         var chunk: Int
     }
 
+    /// How a late retraction reaches phones: as the retraction it follows.
     struct Mode: Hashable {
         var appID: Int64
         var mode: String
         var badge: Int?
+        /// Its alert text (migration 0019), read from ``source`` once late deliveries are found.
+        var text: String? = nil
+        /// The retraction it follows, until its text is read.
+        var source: UUID? = nil
+    }
+
+    /// Each mode with the text of the retraction it follows, read in one
+    /// query, and no longer naming that retraction: late deliveries of
+    /// retractions alike go in one late retraction.
+    private static func withTexts(_ modes: [Int: Mode], on connection: PostgresConnection, logger: Logger) async throws -> [Int: Mode] {
+        let sources = Array(Set(modes.values.compactMap(\.source)))
+        var texts: [UUID: String] = [:]
+        let rows = try await connection.query(
+            "SELECT id, text FROM retractions WHERE id = ANY(\(sources)::uuid[]) AND text IS NOT NULL", logger: logger)
+        for try await (id, text) in rows.decode((UUID, String).self) { texts[id] = text }
+        return modes.mapValues { mode in
+            var mode = mode
+            mode.text = mode.source.flatMap { texts[$0] }
+            mode.source = nil
+            return mode
+        }
     }
 
     /// One device of a late retraction.

@@ -25,25 +25,9 @@ extension RetractStore {
             // transaction: deliveries being recorded now are committed first, or see the retraction.
             let retraction = try await perform("creating a retraction of \(what)", idempotent: false) { [self] in
                 try await client.withTransaction(logger: logger) { connection in
-                    var selector = request.selector
-                    let census: Census
-                    if var given = selector {
-                        try await Self.lockLabels(
-                            [Label(appID: request.appID, kind: given.kind, value: given.value)], exclusive: true, on: connection,
-                            logger: logger)
-                        // Not given, the range ends when the retraction is made: nothing sent later is taken.
-                        if given.sentBefore == nil {
-                            given.sentBefore = try await connection.rows("SELECT now()", logger: logger).values(of: Date.self).first
-                        }
-                        selector = given
-                        census = try await Self.census(
-                            of: given, appID: request.appID, dryRun: request.dryRun, oldestKept: oldestKept, on: connection, logger: logger)
-                    } else {
-                        try await Self.lockReferences(
-                            apps: refs.map { _ in request.appID }, references: refs, exclusive: true, on: connection, logger: logger)
-                        census = try await Self.census(
-                            of: refs, appID: request.appID, dryRun: request.dryRun, on: connection, logger: logger)
-                    }
+                    let (selector, census) = try await Self.lockAndCount(
+                        references: refs, selector: request.selector, appID: request.appID, dryRun: request.dryRun,
+                        oldestKept: oldestKept, on: connection, logger: logger)
                     return try await Self.insert(
                         request, id: id, references: refs, selector: selector, census: census, hash: requestHash,
                         on: connection, logger: logger)
@@ -57,6 +41,28 @@ extension RetractStore {
         } catch let error where error.code == .foreignKeyViolation {
             throw StoreError(.notFound, "app \(request.appID) does not exist")
         }
+    }
+
+    /// Takes a retraction's locks, exclusive (see ``lockReferences(apps:references:exclusive:on:logger:)``
+    /// and ``lockLabels(_:exclusive:on:logger:)``), then counts what it takes, so that deliveries
+    /// being recorded are committed first or see it: when it is made, and when it is approved.
+    /// A selector given no end gets the present as its end: nothing sent later is taken.
+    static func lockAndCount(
+        references refs: [String], selector: RetractionSelector?, appID: Int64, dryRun: Bool, oldestKept: Date,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> (selector: RetractionSelector?, census: Census) {
+        guard var selector else {
+            try await lockReferences(apps: refs.map { _ in appID }, references: refs, exclusive: true, on: connection, logger: logger)
+            return (nil, try await census(of: refs, appID: appID, dryRun: dryRun, on: connection, logger: logger))
+        }
+        try await lockLabels(
+            [Label(appID: appID, kind: selector.kind, value: selector.value)], exclusive: true, on: connection, logger: logger)
+        if selector.sentBefore == nil {
+            selector.sentBefore = try await connection.rows("SELECT now()", logger: logger).values(of: Date.self).first
+        }
+        return (
+            selector, try await census(of: selector, appID: appID, dryRun: dryRun, oldestKept: oldestKept, on: connection, logger: logger)
+        )
     }
 
     /// What references take when a retraction is made: see ``Census``.
@@ -94,18 +100,29 @@ extension RetractStore {
         let described = selector.map { $0.description } ?? refs.joined(separator: ",")
         let rows = try await connection.query(
             """
-            WITH made AS (
+            WITH awaits AS (
+                -- Over its app's approval threshold, it waits for a second key (migration 0020).
+                SELECT NOT \(request.dryRun) AND \(census.devices) > 0 AND approval_threshold < \(census.devices) AS awaits,
+                       approval_window_minutes
+                FROM apps WHERE id = \(request.appID)
+            ),
+            made AS (
                 INSERT INTO retractions (id, app_id, refs, requested_by, reason, dry_run, state, total, skipped,
                                          idempotency_key, request_hash, finished_at, mode, badge,
                                          selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs,
-                                         delivered_from, delivered_through, taken_refs)
+                                         delivered_from, delivered_through, taken_refs, text,
+                                         requested_key_id, approval, approval_expires_at)
                 VALUES (\(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
-                        CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN 'done' ELSE 'queued' END, \(census.devices),
+                        CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN 'done'
+                             WHEN coalesce((SELECT awaits FROM awaits), false) THEN 'awaiting-approval' ELSE 'queued' END,
+                        \(census.devices),
                         \(census.knownDead), \(request.idempotencyKey), \(hash),
                         CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN now() END, \(request.mode.rawValue), \(request.badge),
                         \(selector?.kind.rawValue), \(selector?.value), \(selector?.sentAfter), \(selector?.sentBefore), \(census.references),
                         \(census.mostReferences), \(census.deliveredFrom), \(census.deliveredThrough),
-                        \(request.dryRun ? nil : census.takenReferences))
+                        \(request.dryRun ? nil : census.takenReferences), \(request.text), \(request.requestedKeyID),
+                        CASE WHEN (SELECT awaits FROM awaits) THEN 'awaiting' END,
+                        CASE WHEN (SELECT awaits FROM awaits) THEN now() + make_interval(mins => (SELECT approval_window_minutes FROM awaits)) END)
                 RETURNING \(unescaped: Self.storedColumns)
             ),
             queued AS (
@@ -116,7 +133,8 @@ extension RetractStore {
                 SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
                        jsonb_strip_nulls(jsonb_build_object(
                            \(selector == nil ? "references" : "selector")::text, \(described)::text, 'devices', total::text,
-                           'dryRun', dry_run::text, 'reason', \(request.reason)::text, 'mode', mode, 'badge', badge::text))
+                           'dryRun', dry_run::text, 'reason', \(request.reason)::text, 'mode', mode, 'badge', badge::text,
+                           'text', text, 'approval', approval))
                 FROM made
             )
             SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
@@ -207,6 +225,8 @@ extension RetractStore {
             "\(request.appID)", references.map(\.rawValue).joined(separator: "\u{0}"), request.reason ?? "\u{1}", "\(request.dryRun)",
             request.mode.rawValue, request.badge.map(String.init) ?? "\u{1}",
         ]
+        // Only a retraction with its own text adds it, so a hash kept from before texts existed still matches.
+        if let text = request.text { fields.append("text:\(text)") }
         // Only a retraction by selector adds its fields, so a hash kept from before selectors existed still matches.
         if let selector = request.selector {
             fields += [
@@ -229,7 +249,9 @@ extension RetractStore {
         skipped, mode, badge,
         selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs, pushes, most_pushes,
         history_carried, history_left_out,
-        spared, cancelled_by, cancel_reason, cancelled_at
+        spared, cancelled_by, cancel_reason, cancelled_at,
+        text,
+        requested_key_id, approval, approval_expires_at, decided_by, decision_reason, decided_at
         """
 
     /// ``storedColumns`` and, from its queued work, the devices waiting for
@@ -259,6 +281,9 @@ extension RetractStore {
             (String?, String?, Date?, Date?, Int?, Int?, Int, Int).self)
         let (historyCarried, historyLeftOut) = try columns.next((Int, Int).self)
         let (spared, cancelledBy, cancelReason, cancelledAt) = try columns.next((Int, String?, String?, Date?).self)
+        let text = try columns.next(String?.self)
+        let (requestedKeyID, approvalState, expiresAt, decidedBy, decisionReason, decidedAt) = try columns.next(
+            (UUID?, String?, Date?, String?, String?, Date?).self)
         let (waiting, waitingReason) = try columns.next((Int, String?).self)
         let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map { kind in
             RetractionSelector(kind, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore)
@@ -268,12 +293,18 @@ extension RetractStore {
             mostReferences: mostReferences, requestedBy: requestedBy, reason: reason,
             dryRun: dryRun, state: Retraction.State(rawValue: state) ?? .failed, failure: failure,
             cancellation: cancelledAt.map { Retraction.Cancellation(by: cancelledBy ?? "", reason: cancelReason ?? "", at: $0) },
+            approval: approvalState.flatMap(Retraction.Approval.State.init(rawValue:)).map { state in
+                Retraction.Approval(
+                    state: state, expiresAt: expiresAt, decidedBy: decidedBy, reason: decisionReason, decidedAt: decidedAt)
+            },
+            requestedKeyID: requestedKeyID,
             counts: RetractionCounts(
                 total: total, sent: sent, dead: dead, retrying: retrying, failed: failed, skipped: skipped, waiting: waiting,
                 spared: spared),
             pushes: PushesSent(
                 total: pushes, mostToOneDevice: mostPushes, historyCarried: historyCarried, historyLeftOut: historyLeftOut),
-            waitingReason: waitingReason, mode: RetractionMode(rawValue: mode) ?? .background, badge: badge, createdAt: createdAt,
+            waitingReason: waitingReason, mode: RetractionMode(rawValue: mode) ?? .background, badge: badge, text: text,
+            createdAt: createdAt,
             startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
     }
 }

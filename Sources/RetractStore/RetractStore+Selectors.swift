@@ -198,7 +198,7 @@ extension RetractStore {
         guard !labels.isEmpty else { return [:] }
         let rows = try await connection.query(
             """
-            SELECT r.app_id, r.selector_kind, r.selector_value, r.sent_after, r.sent_before, r.mode, r.badge, r.created_at
+            SELECT r.app_id, r.selector_kind, r.selector_value, r.sent_after, r.sent_before, r.mode, r.badge, r.id, r.created_at
             FROM unnest(\(labels.map(\.appID))::bigint[], \(labels.map(\.kind.rawValue))::text[], \(labels.map(\.value))::text[])
                  AS u (a, k, v)
             JOIN retractions r ON r.app_id = u.a AND r.selector_kind = u.k AND r.selector_value = u.v AND \(unescaped: Self.takesDeliveries)
@@ -206,12 +206,12 @@ extension RetractStore {
             logger: logger)
         // Each label's retractions, newest first.
         var retractions: [Label: [(after: Date?, before: Date, mode: Mode, createdAt: Date)]] = [:]
-        for try await (appID, kind, value, after, before, mode, badge, createdAt) in rows.decode(
-            (Int64, String, String, Date?, Date, String, Int?, Date).self)
+        for try await (appID, kind, value, after, before, mode, badge, source, createdAt) in rows.decode(
+            (Int64, String, String, Date?, Date, String, Int?, UUID, Date).self)
         {
             guard let kind = RetractionSelector.Kind(rawValue: kind) else { continue }
             retractions[Label(appID: appID, kind: kind, value: value), default: []].append(
-                (after, before, Mode(appID: appID, mode: mode, badge: badge), createdAt))
+                (after, before, Mode(appID: appID, mode: mode, badge: badge, source: source), createdAt))
         }
         guard !retractions.isEmpty else { return [:] }
         var selected: [Int: (mode: Mode, createdAt: Date)] = [:]

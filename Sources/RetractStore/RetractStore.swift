@@ -43,10 +43,13 @@ package final class RetractStore: Sendable {
     let knownPartitions = NIOLockedValueBox<Set<String>>([])
     /// Apps known to exist.
     let knownApps = NIOLockedValueBox<Set<Int64>>([])
-    /// Apps read by name. Retract never changes or deletes an app, so every
-    /// API request need not read its app again (a row edited by hand is seen
-    /// after a restart, as the APNs connections made for it are).
-    let appsByName = NIOLockedValueBox<[String: App]>([:])
+    /// Apps read by name, so that every API request need not read its app
+    /// again: each for ``appCacheLifetime``. An app changed through this
+    /// store is forgotten at once; changed through another process, it is
+    /// seen here within that time.
+    let appsByName = NIOLockedValueBox<[String: (app: App, readAt: ContinuousClock.Instant)]>([:])
+    /// How long an app read by name is used before it is read again.
+    package static let appCacheLifetime: Duration = .seconds(5)
     /// When a statement last had its answer, on any pool.
     private let answeredAt = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
 

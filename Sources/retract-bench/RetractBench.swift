@@ -9,7 +9,7 @@ struct RetractBench: AsyncParsableCommand {
         abstract: "Benchmarks for Retract (run through scripts/bench).",
         subcommands: [
             APNsBenchmark.self, BenchmarkCertificates.self, LedgerBenchmark.self, LedgerStreamBenchmark.self, RetractBenchmark.self,
-            FCMBenchmark.self, FCMClientBenchmark.self, FCMSimulatorProcess.self, LatencyBenchmark.self,
+            FCMBenchmark.self, FCMClientBenchmark.self, FCMSimulatorProcess.self, LatencyBenchmark.self, CancelBenchmark.self,
         ]
     )
 }

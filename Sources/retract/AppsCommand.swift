@@ -9,8 +9,8 @@ import RetractStore
 struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
-        abstract: "Register and list apps.",
-        subcommands: [Add.self, List.self]
+        abstract: "Register, change and list apps.",
+        subcommands: [Add.self, Update.self, List.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -74,6 +74,15 @@ struct AppsCommand: AsyncParsableCommand {
                 valueName: "TEXT"))
         var retractionText: String = RetractionMode.defaultText
 
+        @Option(
+            help: ArgumentHelp(
+                "A retraction of more devices than this waits until another key or user approves it (0: every one).",
+                valueName: "DEVICES"))
+        var approvalThreshold: Int?
+
+        @Option(help: ArgumentHelp("How long a retraction waits for approval before it expires.", valueName: "MINUTES"))
+        var approvalWindowMinutes: Int = App.defaultApprovalWindowMinutes
+
         @Flag(help: "Print the app as JSON.")
         var json = false
 
@@ -125,7 +134,8 @@ struct AppsCommand: AsyncParsableCommand {
             }
             let registration = AppRegistration(
                 name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication,
-                fcmServiceAccountPath: fcmPath, retractionMode: retractionMode, retractionText: retractionText)
+                fcmServiceAccountPath: fcmPath, retractionMode: retractionMode, retractionText: retractionText,
+                approvalThreshold: approvalThreshold, approvalWindowMinutes: approvalWindowMinutes)
             if let problem = registration.problem {
                 throw RetractError(problem).naming(Self.flags)
             }
@@ -136,6 +146,7 @@ struct AppsCommand: AsyncParsableCommand {
         static let flags = [
             "topic": "--topic", "endpoint": "--endpoint", "keyID": "--key-id", "teamID": "--team-id", "keyPath": "--key-path",
             "certificatePath": "--certificate", "fcmServiceAccountPath": "--fcm-service-account", "retractionText": "--retraction-text",
+            "approvalThreshold": "--approval-threshold", "approvalWindowMinutes": "--approval-window-minutes",
         ]
 
         private func absolute(_ path: String) -> String {
@@ -143,6 +154,117 @@ struct AppsCommand: AsyncParsableCommand {
         }
 
         static let actor = "cli:\(ProcessInfo.processInfo.environment["USER"] ?? "unknown")"
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an app's retraction mode and text, endpoint or credentials.",
+            discussion: """
+                Only what is given changes; each changed field is written to the audit log. \
+                --approval-threshold N makes a retraction of more than N devices wait for approval \
+                (retract approve); none turns approval off. The next \
+                retraction uses the new settings (a server that reads the app by name sees a change made \
+                elsewhere within 5 seconds). Credential files are read now, to check them. Token-auth flags \
+                not given keep the app's own; --certificate replaces a token key, and --key-id, --team-id \
+                and --key-path together replace a certificate. The name, topic, environment and dialect \
+                cannot change: register a new app.
+
+                Exit codes: 0 changed (or the values given were the app's already); 2 bad argument; \
+                4 database unreachable; 6 no such app; 8 a key, certificate or service-account file is \
+                missing or unusable; 10 the app was changed by someone else meanwhile (run it again).
+                """
+        )
+
+        @Argument(help: "The app's name.")
+        var name: String
+
+        @Option(help: "An https:// base URL to send to instead of Apple's; none for Apple's.")
+        var endpoint: String?
+
+        @Option(help: "The .p8 key's id (10 characters).")
+        var keyID: String?
+
+        @Option(help: "The Apple team id (10 characters).")
+        var teamID: String?
+
+        @Option(help: "The .p8 file.")
+        var keyPath: String?
+
+        @Option(help: "A .p12 client certificate, or a PEM with certificate and key, instead of a .p8 key.")
+        var certificate: String?
+
+        @Option(help: ArgumentHelp("The Firebase service account's JSON file; none to stop sending through FCM.", valueName: "FILE"))
+        var fcmServiceAccount: String?
+
+        @Option(help: ArgumentHelp("background, service-extension or replace.", valueName: "MODE"))
+        var retractionMode: RetractionMode?
+
+        @Option(help: ArgumentHelp("What the alert of a service-extension or replace retraction shows.", valueName: "TEXT"))
+        var retractionText: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "A retraction of more devices than this waits for another's approval (0: every one); none for no approval.",
+                valueName: "DEVICES"))
+        var approvalThreshold: String?
+
+        @Option(help: ArgumentHelp("How long a retraction waits for approval before it expires.", valueName: "MINUTES"))
+        var approvalWindowMinutes: Int?
+
+        @Flag(help: "Print the app as JSON.")
+        var json = false
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            do {
+                let change = try change()
+                guard !change.isEmpty else {
+                    throw RetractError(
+                        .invalidInput,
+                        "nothing to change: give --retraction-mode, --retraction-text, --approval-threshold, --endpoint or a credential")
+                }
+                let settings = APNsSettings(certificatePassphrase: EngineOptions.certificatePassphrase())
+                let (before, app) = try await database.withStore { store in
+                    let engine = RetractEngine(store: store, transports: PushTransports(settings: settings))
+                    let named = try await engine.app(named: name)
+                    // As the ledger has it now: the change is made only while it is still so.
+                    guard let current = try await engine.app(id: named.id) else {
+                        throw RetractError(.unknownApp, "no app named \"\(name)\"")
+                    }
+                    return (current, try await engine.updateApp(current, change: change, actor: Add.actor))
+                }
+                if json {
+                    try printJSON(app)
+                } else {
+                    let changed = AppChange.differences(from: before, to: app)
+                    if changed.isEmpty { print("app \(app.name): nothing changed") }
+                    for (field, from, to) in changed { print("app \(app.name): \(field) \(from ?? "(none)") -> \(to ?? "(none)")") }
+                }
+            } catch {
+                throw fail(
+                    "apps update",
+                    (error as? RetractError)?.naming(Add.flags.merging(["credentials": "--fcm-service-account"]) { $1 }) ?? error)
+            }
+        }
+
+        private func change() throws(RetractError) -> AppChange {
+            func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+            var change = AppChange(
+                keyID: keyID, teamID: teamID, keyPath: keyPath.map(absolute), certificatePath: certificate.map(absolute),
+                retractionMode: retractionMode, retractionText: retractionText, approvalWindowMinutes: approvalWindowMinutes)
+            if let approvalThreshold {
+                guard approvalThreshold == "none" || Int(approvalThreshold) != nil else {
+                    throw RetractError(.invalidInput, "--approval-threshold: \"\(approvalThreshold)\" is not a number of devices, or none")
+                }
+                change.approvalThreshold = .some(Int(approvalThreshold))
+            }
+            if let endpoint { change.endpoint = .some(endpoint == "none" ? nil : endpoint) }
+            if let fcmServiceAccount {
+                change.fcmServiceAccountPath = .some(fcmServiceAccount == "none" ? nil : absolute(fcmServiceAccount))
+            }
+            return change
+        }
     }
 
     struct List: AsyncParsableCommand {
@@ -181,6 +303,9 @@ private func describe(_ app: App) -> String {
     }
     if let path = app.fcmServiceAccountPath { parts.append("FCM service account at \(path)") }
     parts.append("retractions in \(app.retractionMode.rawValue) mode")
+    if let threshold = app.approvalThreshold {
+        parts.append("retractions of more than \(threshold) devices wait for approval for \(app.approvalWindowMinutes) minutes")
+    }
     return parts.joined(separator: "; ")
 }
 

@@ -174,7 +174,7 @@ struct DemoCommand: AsyncParsableCommand {
             app: app, target: .references([reference]), requestedBy: "demo", reason: "sent by mistake", requireRecorded: true,
             mode: .background)
         let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
-        print(account.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+        print(account.printed.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
         let afterBackground = try await services.showing(reference, on: devicesByService, forceStop: forceStop)
 
         // 4. Again as an alert for the app's Notification Service Extension, which iOS runs on every phone.
@@ -186,7 +186,7 @@ struct DemoCommand: AsyncParsableCommand {
         let (second, _) = try await engine.startRetraction(
             app: app, target: .references([reference]), requestedBy: "demo", reason: "sent by mistake", mode: .serviceExtension)
         let secondAccount = try await NotificationCommand.follow(second, app: app, engine: engine)
-        print(secondAccount.text.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
+        print(secondAccount.printed.split(separator: "\n").map { "   " + $0 }.joined(separator: "\n"))
         let afterExtension = try await services.showing(reference, on: devicesByService, forceStop: forceStop)
 
         // 5. What the phones show now, worked out by each platform's RetractKit from what each received, in its state.

@@ -17,7 +17,8 @@ struct KeysCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an API key and print it once.",
             discussion: """
-                Scopes: admin (every scope), record, send, retract, read, client. A key touches only \
+                Scopes: admin (every scope), record, send, retract, read, client, approve (approves or \
+                rejects retractions other keys asked for, on apps with an approval threshold). A key touches only \
                 the apps it names; an admin key naming no app touches every app and may register \
                 apps. Only the key's SHA-256 is stored: the key is printed once, as the last line \
                 of stdout.
@@ -29,7 +30,7 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(name: .customLong("app"), help: "An app the key may touch; repeatable.")
         var apps: [String] = []
 
-        @Option(help: "Comma-separated: admin, record, send, retract, read, client.")
+        @Option(help: "Comma-separated: admin, record, send, retract, read, client, approve.")
         var scopes: String
 
         @Option(help: "A name for logs and the audit log, such as chat-backend.")
@@ -78,7 +79,8 @@ struct KeysCommand: AsyncParsableCommand {
             var parsed: Set<APIKeyRecord.Scope> = []
             for text in scopes.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !text.isEmpty {
                 guard let scope = APIKeyRecord.Scope(rawValue: text) else {
-                    throw RetractError(.invalidInput, "--scopes: \"\(text)\" is not a scope (admin, record, send, retract, read, client)")
+                    throw RetractError(
+                        .invalidInput, "--scopes: \"\(text)\" is not a scope (admin, record, send, retract, read, client, approve)")
                 }
                 parsed.insert(scope)
             }

@@ -66,6 +66,12 @@ struct NotificationCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The app icon's badge the pushes set (service-extension and replace only).", valueName: "N"))
     var badge: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "What this retraction's alerts show instead of the app's retraction text (service-extension and replace only).",
+            valueName: "TEXT"))
+    var text: String?
+
     @Flag(help: "Print the final account as JSON.")
     var json = false
 
@@ -105,7 +111,7 @@ struct NotificationCommand: AsyncParsableCommand {
                 if !dryRun { try engine.checkCredentials(of: app) }
                 let (retraction, unknown) = try await engine.startRetraction(
                     app: app, target: target, requestedBy: AppsCommand.Add.actor, reason: reason,
-                    dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode, badge: badge)
+                    dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode, badge: badge, text: text)
                 if !unknown.isEmpty {
                     printError(
                         "retract notification: warning: no delivery of \(unknown.map(\.rawValue).joined(separator: ", ")) was recorded; retracting the others"
@@ -116,17 +122,17 @@ struct NotificationCommand: AsyncParsableCommand {
                         "retract notification: warning: no delivery of \(selector.description) was recorded yet; "
                             + "any recorded later within its range will be retracted as it comes")
                 }
-                if noWait || retraction.state.isFinished {
+                if noWait || retraction.state.isFinished || retraction.state == .awaitingApproval {
                     return RetractionView(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
                 }
                 return try await Self.follow(retraction, app: app, engine: engine)
             }
         } catch {
-            let flags = ["mode": "--mode", "badge": "--badge", "sentAfter": "--since", "sentBefore": "--until"]
+            let flags = ["mode": "--mode", "badge": "--badge", "text": "--text", "sentAfter": "--since", "sentBefore": "--until"]
                 .merging(LabelOptions.flags) { given, _ in given }
             throw fail("notification", (error as? RetractError)?.naming(flags) ?? error)
         }
-        if json { try printJSON(account) } else { print(account.text) }
+        if json { try printJSON(account) } else { print(account.printed) }
         if account.exitCode != 0 { throw ExitCode(account.exitCode) }
     }
 
@@ -203,7 +209,7 @@ struct StatusCommand: AsyncParsableCommand {
         } catch {
             throw fail("status", error)
         }
-        if json { try printJSON(account) } else { print(account.text) }
+        if json { try printJSON(account) } else { print(account.printed) }
     }
 }
 
@@ -220,7 +226,7 @@ struct CancelCommand: AsyncParsableCommand {
             The cancel and its reason go in the audit log.
 
             Exit codes: 0 cancelled (or cancelled before); 2 not a retraction id, or no reason; \
-            4 database unreachable; 7 no such retraction; 10 it has ended (done, failed) or is a dry run.
+            4 database unreachable; 7 no such retraction; 10 it has ended (done, failed, rejected, expired) or is a dry run.
             """
     )
 
@@ -260,8 +266,90 @@ struct CancelCommand: AsyncParsableCommand {
             try printJSON(account)
         } else {
             if !cancelledNow { printError("retract cancel: retraction \(account.id) was cancelled already; nothing changed") }
-            print(account.text)
+            print(account.printed)
         }
+    }
+}
+
+/// `retract approve` and `retract reject`: the second pair of eyes on a
+/// retraction awaiting approval.
+struct ApproveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approve",
+        abstract: "Approve a retraction awaiting approval: the server's workers send it.",
+        discussion: """
+            A retraction of more devices than its app's approval threshold waits, sending nothing, \
+            until someone other than who asked approves or rejects it. Approved, its devices are \
+            counted again (deliveries recorded while it waited are its own) and it is queued as if \
+            made now, for the workers of `retract serve` to send (follow it with retract status). \
+            The decision and its reason go in the audit log. On the command line, who asked and who \
+            decides are told apart by $USER: an operator with the database's credentials can do \
+            anything, so this keeps honest people honest; keys are the control.
+
+            Exit codes: 0 approved; 2 not a retraction id, no reason, or you asked for it yourself; \
+            4 database unreachable; 7 no such retraction; 10 it is not awaiting approval, or it expired.
+            """
+    )
+
+    @OptionGroup var decision: DecisionOptions
+
+    func run() async throws {
+        try await decide(.approve, decision)
+    }
+}
+
+struct RejectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reject",
+        abstract: "Reject a retraction awaiting approval: nothing of it is sent.",
+        discussion: """
+            Only someone other than who asked may reject it. The decision and its reason go in the audit log.
+
+            Exit codes: 0 rejected; 2 not a retraction id, no reason, or you asked for it yourself; \
+            4 database unreachable; 7 no such retraction; 10 it is not awaiting approval, or it expired.
+            """
+    )
+
+    @OptionGroup var decision: DecisionOptions
+
+    func run() async throws {
+        try await decide(.reject, decision)
+    }
+}
+
+/// What `retract approve` and `retract reject` take.
+struct DecisionOptions: ParsableArguments {
+    @Argument(help: "The retraction's id.")
+    var id: String
+
+    @Option(help: "Why: kept in the audit log and shown with the retraction.")
+    var reason: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @OptionGroup var database: DatabaseOptions
+}
+
+extension ParsableCommand {
+    /// Approves or rejects the retraction as the user at the terminal, and prints its account.
+    fileprivate func decide(_ decision: RetractStore.ApprovalDecision, _ options: DecisionOptions) async throws {
+        let (id, reason, json, database) = (options.id, options.reason, options.json, options.database)
+        let command = decision.rawValue
+        let account: RetractionView
+        do {
+            let uuid = try retractionID(id)
+            let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !reason.isEmpty else { throw RetractError(.invalidInput, "--reason: say why the retraction is \(command)d") }
+            account = try await database.withStore { store in
+                let engine = RetractEngine(store: store, transports: PushTransports())
+                let status = try await engine.decideApproval(of: uuid, decision, by: AppsCommand.Add.actor, keyID: nil, reason: reason)
+                return try await printedAccount(of: status, engine: engine)
+            }
+        } catch {
+            throw fail(command, error)
+        }
+        if json { try printJSON(account) } else { print(account.printed) }
     }
 }
 

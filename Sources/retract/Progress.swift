@@ -56,7 +56,8 @@ struct ProgressDisplay {
 
 /// A retraction's final account, as text and as JSON.
 extension RetractionView {
-    var text: String {
+    /// The account as the commands print it.
+    var printed: String {
         let inMode = mode == RetractionMode.background.rawValue ? "" : ", \(mode) mode"
         var lines = ["retraction \(id) of \(subject) (app \(app)\(inMode)): \(state)"]
         if let referencesMatched { lines.append("  matched: \(referencesMatched) references on \(total) devices") }
@@ -87,8 +88,21 @@ extension RetractionView {
         for (reason, count) in failures.sorted(by: { $0.value > $1.value }) { lines.append("  failed: \(count) × \(reason)") }
         for hint in hints ?? [] { lines.append("  hint: \(hint)") }
         if let failure { lines.append("  stopped: \(failure)") }
+        if let text { lines.append("  alert text: \(text)") }
         if let cancelled {
             lines.append("  cancelled by \(cancelled.by) at \(cancelled.at.formatted(.iso8601)): \(cancelled.reason)")
+        }
+        if let approval {
+            switch approval.state {
+            case "awaiting":
+                let until = approval.expiresAt.map { " until \($0.formatted(.iso8601))" } ?? ""
+                lines.append("  awaiting approval by another key\(until): retract approve \(id) --reason ... (or reject)")
+            case "expired": lines.append("  expired: no one approved it in time; nothing was sent")
+            case "withdrawn": lines.append("  withdrawn before anyone approved it")
+            default:
+                let at = approval.at.map { " at \($0.formatted(.iso8601))" } ?? ""
+                lines.append("  \(approval.state) by \(approval.by ?? "?")\(at): \(approval.reason ?? "")")
+            }
         }
         return lines.joined(separator: "\n")
     }
@@ -110,6 +124,8 @@ extension RetractionView {
         case "failed": RetractExitCode.retractionFailed
         case "done": failed > 0 ? RetractExitCode.someFailed : 0
         case "cancelling", "cancelled": RetractExitCode.cancelled
+        case "awaiting-approval": RetractExitCode.awaitingApproval
+        case "rejected", "expired": RetractExitCode.notApproved
         default: 0
         }
     }

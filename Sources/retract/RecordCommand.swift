@@ -75,7 +75,7 @@ struct RecordCommand: AsyncParsableCommand {
                     print("\(reference) was retracted already: retracting the new deliveries (retraction \(id.uuidString.lowercased()))")
                     guard canSend, let retraction = try await engine.store.retraction(id: id) else { continue }
                     let account = try await NotificationCommand.follow(retraction, app: app, engine: engine)
-                    print(account.text)
+                    print(account.printed)
                     exitCode = max(exitCode, account.exitCode)
                 }
                 return exitCode

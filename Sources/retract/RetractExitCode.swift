@@ -24,12 +24,17 @@ enum RetractExitCode {
     /// The retraction was stopped: APNs or FCM refused the app's credentials.
     static let retractionFailed: Int32 = 9
     /// The retraction was cancelled; or its state does not allow what was
-    /// asked (cancelling one that ended).
+    /// asked (cancelling one that ended; changing an app someone else
+    /// changed meanwhile).
     static let cancelled: Int32 = 10
+    /// The retraction waits for another key's approval: nothing is sent yet.
+    static let awaitingApproval: Int32 = 11
+    /// The retraction was rejected, or expired before anyone approved it: nothing was sent.
+    static let notApproved: Int32 = 12
 
     static func of(_ error: StoreError) -> Int32 {
         switch error.code {
-        case .invalidInput, .idempotencyConflict: invalidInput
+        case .invalidInput, .idempotencyConflict, .selfApproval: invalidInput
         case .connectionLost: unreachable
         case .schemaMismatch, .migrationFailed: schema
         case .stateConflict: cancelled

@@ -7,6 +7,8 @@ and PostgreSQL, records the notifications below and passes:
   CONSOLE_BASE   the server's base URL
   MODERATOR_KEY  a key with read and retract for the apps newsroom and chat
   VIEWER_KEY     a key with read only, for newsroom
+  APPROVER_KEY   a key with read and approve, for broadcast (whose retractions
+                 of more than 10 devices wait for approval)
   SCREENSHOTS    a folder for the screenshots docs/console.md shows
 """
 
@@ -28,6 +30,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 BASE = os.environ["CONSOLE_BASE"]
 MODERATOR_KEY = os.environ["MODERATOR_KEY"]
 VIEWER_KEY = os.environ["VIEWER_KEY"]
+APPROVER_KEY = os.environ["APPROVER_KEY"]
 SHOTS = os.environ["SCREENSHOTS"]
 
 # A thread label scripts/console-test records two days back (out of the default
@@ -319,6 +322,62 @@ def moderator_retracts_a_campaign(driver, wait):
     wait.until(EC.presence_of_element_located((By.ID, "key")))
 
 
+BROADCAST = "flash-sale"
+APPROVAL_REASON = "Checked with the campaign's owner: pull it"
+
+
+def a_second_key_approves_a_broadcast(driver, wait):
+    """broadcast's retractions of more than 10 devices wait for approval: the
+    moderator's own is not theirs to approve; the second reviewer approves it."""
+    sign_in(driver, MODERATOR_KEY, wait)
+    driver.get(BASE + "/console/notification?app=broadcast&reference=" + BROADCAST)
+    wait.until(EC.presence_of_element_located((By.ID, "device-count")))
+    driver.find_element(By.ID, "reason").send_keys("The flash sale went out a day early")
+    driver.find_element(By.ID, "dry-run").click()
+    confirm = wait.until(EC.presence_of_element_located((By.ID, "confirm")))
+    note = driver.find_element(By.ID, "needs-approval").text
+    check("approval threshold of 10 devices" in note, "the confirm page does not say it will wait: %r" % note)
+    confirm.click()
+    wait.until(EC.staleness_of(confirm))
+    state = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, '[data-field="state"]'))).text
+    check(state == "awaiting-approval", "the broadcast's retraction is %s, not awaiting-approval" % state)
+    check("Awaiting approval" in driver.find_element(By.ID, "approval").text, "the page does not say it awaits approval")
+    check(not driver.find_elements(By.ID, "approval-panel"), "the key that asked is offered to approve its own retraction")
+    retraction_url = driver.current_url
+    retraction_path = urllib.parse.urlparse(retraction_url).path
+    status = post_from_page(driver, retraction_path + "/approve", {"reason": "my own"})
+    check(status == 403, "approving one's own retraction answered %s, not 403" % status)
+    shot(driver, "awaiting-approval.png")
+    driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+
+    sign_in(driver, APPROVER_KEY, wait)
+    driver.get(retraction_url)
+    approve = wait.until(EC.presence_of_element_located((By.ID, "approve-button")))
+    every_field_is_labelled(driver, "approval")
+    # A reason is required: the browser will not send the form without one.
+    approve.click()
+    check(driver.find_elements(By.ID, "approval-panel"), "the approval was sent without a reason")
+    driver.find_element(By.ID, "approval-reason").send_keys(APPROVAL_REASON)
+    shot(driver, "approval.png")
+    approve = driver.find_element(By.ID, "approve-button")
+    approve.click()
+    wait.until(EC.staleness_of(approve))
+    WebDriverWait(driver, 30, ignored_exceptions=[NoSuchElementException, StaleElementReferenceException]).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, '[data-field="state"]').text == "done")
+    sent = driver.find_element(By.CSS_SELECTOR, '[data-field="sent"]').text
+    check(sent == "100", "the approved retraction sent %s, not 100" % sent)
+    decided = driver.find_element(By.ID, "approval").text
+    check("Approved by api-key:second-reviewer" in decided and APPROVAL_REASON in decided, "the page says %r" % decided)
+    driver.find_element(By.LINK_TEXT, "Audit").click()
+    wait.until(EC.presence_of_element_located((By.ID, "audit")))
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#audit tbody tr")]
+    check(any("retraction.approved" in row and APPROVAL_REASON in row and "second-reviewer" in row for row in rows),
+          "the audit log has no approval by the second reviewer: %r" % rows)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/console/sign-out'] button").click()
+    wait.until(EC.presence_of_element_located((By.ID, "key")))
+
+
 def viewer_may_only_look(driver, wait):
     sign_in(driver, VIEWER_KEY, wait)
     rows = driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
@@ -350,6 +409,7 @@ def main():
         markup_in_values_stays_text(driver, wait)
         moderator_cancels_a_running_retraction(driver, wait)
         moderator_retracts_a_campaign(driver, wait)
+        a_second_key_approves_a_broadcast(driver, wait)
         viewer_may_only_look(driver, wait)
     except Exception:
         driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
@@ -358,7 +418,7 @@ def main():
     finally:
         driver.quit()
     print("console test: moderator retracted %d devices, cancelled a retraction of %d and retracted a campaign's 100,"
-          " viewer refused; screenshots in %s" % (WRONG_DEVICES, CANCELLED_DEVICES, SHOTS))
+          " a second key approved a broadcast's 100, viewer refused; screenshots in %s" % (WRONG_DEVICES, CANCELLED_DEVICES, SHOTS))
 
 
 if __name__ == "__main__":

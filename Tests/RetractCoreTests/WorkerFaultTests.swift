@@ -137,6 +137,28 @@ struct WorkerFaultTests {
         }
     }
 
+    /// An app changed in what its retractions show (`PATCH /v1/apps`) keeps its
+    /// connections: two retractions read before and after the change share
+    /// them, where any change of where or how it sends makes new ones.
+    @Test func aChangeOfRetractionSettingsKeepsTheAppsConnections() async throws {
+        try await SimulatedAPNs.with { apns in
+            let app = InMemoryWorkQueue().register(apns.registration(name: "kept"))
+            try await WorkerTests.withTransports(apns) { transports in
+                func same(_ a: any PushTransport, _ b: any PushTransport) -> Bool { (a as AnyObject) === (b as AnyObject) }
+                let first = try transports.transport(for: app, via: .apns)
+                var reworded = app
+                reworded.retractionMode = .replace
+                reworded.retractionText = "Withdrawn"
+                reworded.approvalThreshold = 10
+                #expect(same(try transports.transport(for: reworded, via: .apns), first))
+                #expect(same(try transports.transport(for: app, via: .apns), first))
+                var moved = app
+                moved.endpoint = apns.endpoint + "/"
+                #expect(!same(try transports.transport(for: moved, via: .apns), first))
+            }
+        }
+    }
+
     @Test func aStormOf429And503EndsWithEveryDeviceReached() async throws {
         let faults = APNsSimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 7)
         try await SimulatedAPNs.with(faults: faults) { apns in

@@ -82,7 +82,7 @@ struct MigrationTests {
         try await TestDatabase.withStore(migrated: false) { store, _ in
             let beforeList = MigrationRunner(migrations: Migration.all.filter { $0.version < 15 })
             try await beforeList.migrate(store)
-            let chat = try await Fixture.registerApp(store)
+            let chat = try await Self.appAsItWas(store)
             let now = Date()
             try await store.record(
                 (0..<3).map {
@@ -136,7 +136,7 @@ struct MigrationTests {
     @Test func migration16KeepsWhatTheLastWeeksSelectorsTook() async throws {
         try await TestDatabase.withStore(migrated: false) { store, _ in
             try await MigrationRunner(migrations: Migration.all.filter { $0.version < 16 }).migrate(store)
-            let chat = try await Fixture.registerApp(store)
+            let chat = try await Self.appAsItWas(store)
             let hourAgo = Date().addingTimeInterval(-3600)
             try await store.record(
                 ["a", "b", "c"].map {
@@ -164,6 +164,22 @@ struct MigrationTests {
             for try await (name, taken, days) in rows.decode((String, String, Bool).self) { found.append("\(name) \(taken) \(days)") }
             #expect(found == ["dry - false", "old - false", "recent a,b true"])
         }
+    }
+
+    /// App `chat` as the code of an older schema registered it: with the
+    /// columns it had then, not those the store reads now.
+    static func appAsItWas(_ store: RetractStore) async throws -> App {
+        let id = try #require(
+            try await Fixture.scalar(
+                store,
+                """
+                INSERT INTO apps (name, topic, environment, auth_kind, key_id, team_id, key_path)
+                VALUES ('chat', 'com.example.chat', 'sandbox', 'token', 'KEY1234567', 'TEAM123456', '/keys/AuthKey.p8')
+                RETURNING id
+                """, as: Int64.self))
+        return App(
+            id: id, name: "chat", topic: "com.example.chat", environment: .sandbox, dialect: .canonical,
+            authentication: .token(keyID: "KEY1234567", teamID: "TEAM123456", keyPath: "/keys/AuthKey.p8"), createdAt: Date())
     }
 
     @Test func everyFileInSQLIsCompiledIn() throws {

@@ -61,7 +61,9 @@ package final class InMemoryWorkQueue: WorkQueue {
                 id: (state.apps.keys.max() ?? 0) + 1, name: registration.name, topic: registration.topic,
                 environment: registration.environment, endpoint: registration.endpoint, dialect: registration.dialect,
                 authentication: registration.authentication, fcmServiceAccountPath: registration.fcmServiceAccountPath,
-                retractionMode: registration.retractionMode, retractionText: registration.retractionText, createdAt: clock())
+                retractionMode: registration.retractionMode, retractionText: registration.retractionText,
+                approvalThreshold: registration.approvalThreshold, approvalWindowMinutes: registration.approvalWindowMinutes,
+                createdAt: clock())
             state.apps[app.id] = app
             return app
         }
@@ -95,7 +97,7 @@ package final class InMemoryWorkQueue: WorkQueue {
                 id: UUID(), appID: request.appID, references: target.references, selector: target.selector,
                 requestedBy: request.requestedBy, reason: request.reason, dryRun: request.dryRun,
                 state: request.dryRun || devices.isEmpty ? .done : .queued, counts: RetractionCounts(total: devices.count),
-                pushes: PushesSent(), mode: request.mode, badge: request.badge, createdAt: now,
+                pushes: PushesSent(), mode: request.mode, badge: request.badge, text: request.text, createdAt: now,
                 finishedAt: request.dryRun || devices.isEmpty ? now : nil, updatedAt: now)
             state.retractions[retraction.id] = retraction
             if retraction.state == .queued { Self.add(&state, retraction.id, .page(after: nil, through: nil), at: now) }
@@ -117,8 +119,9 @@ package final class InMemoryWorkQueue: WorkQueue {
             if retraction.dryRun { return .failure(StoreError(.stateConflict, "retraction \(id) is a dry run")) }
             switch retraction.state {
             case .cancelled: return .success(false)
-            case .cancelling, .queued, .sending: break
-            case .done, .failed: return .failure(StoreError(.stateConflict, "retraction \(id) is \(retraction.state.rawValue)"))
+            case .cancelling, .queued, .sending, .awaitingApproval: break
+            case .done, .failed, .rejected, .expired:
+                return .failure(StoreError(.stateConflict, "retraction \(id) is \(retraction.state.rawValue)"))
             }
             state.items = state.items.filter { $0.value.retractionID != id || ($0.value.claim != nil && $0.value.runAfter > now) }
             if retraction.state == .cancelling {

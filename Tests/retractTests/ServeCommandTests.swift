@@ -150,7 +150,7 @@ struct ServeCommandTests {
             #expect(badScope.status == 2)
             #expect(
                 badScope.stderr
-                    == "retract keys create: --scopes: \"everything\" is not a scope (admin, record, send, retract, read, client)\n")
+                    == "retract keys create: --scopes: \"everything\" is not a scope (admin, record, send, retract, read, client, approve)\n")
             #expect(try stage.retract(["keys", "create", "--app", "nope", "--scopes", "read"]).status == 6)
             #expect(try stage.retract(["keys", "create", "--scopes", "read"]).status == 2)
             #expect(try stage.retract(["keys", "create", "--scopes", "admin"]).status == 0)

@@ -86,6 +86,16 @@ struct Console: Sendable {
         router.post("/console/retractions/:id/cancel") { request, context in
             try await form(request) { signedIn, fields in try await cancel(context.parameters.get("id") ?? "", fields, signedIn) }
         }
+        router.post("/console/retractions/:id/approve") { request, context in
+            try await form(request) { signedIn, fields in
+                try await decide(.approve, context.parameters.get("id") ?? "", fields, signedIn)
+            }
+        }
+        router.post("/console/retractions/:id/reject") { request, context in
+            try await form(request) { signedIn, fields in
+                try await decide(.reject, context.parameters.get("id") ?? "", fields, signedIn)
+            }
+        }
         router.get("/console/retractions/:id/progress") { request, context in
             try await page(request) { signedIn in
                 let (status, _) = try await visibleRetraction(context.parameters.get("id") ?? "", signedIn)
@@ -275,7 +285,8 @@ struct Console: Sendable {
         let form = try await retractionForm(fields, signedIn)
         if settings.mode.runsWorkers { try engine.checkCredentials(of: form.app) }
         let (retraction, _) = try await engine.startRetraction(
-            app: form.app, target: form.target.target, requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode)
+            app: form.app, target: form.target.target, requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode,
+            requestedKeyID: signedIn.caller.key.id)
         logger.notice(
             "console retraction",
             metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])
@@ -290,6 +301,21 @@ struct Console: Sendable {
         RetractAPI.forgetInFeed(status.retraction.id, engine: engine, logger: logger)
         logger.notice(
             "console cancel", metadata: ["retraction": "\(status.retraction.id)", "app": "\(app.name)", "key": "\(signedIn.caller.actor)"])
+        return Self.redirect(to: "/console/retractions/\(status.retraction.id.uuidString.lowercased())")
+    }
+
+    /// Approves or rejects the retraction, with the form's reason (required), and shows it again.
+    private func decide(
+        _ decision: RetractStore.ApprovalDecision, _ id: String, _ fields: [String: String], _ signedIn: ConsoleSessions.SignedIn
+    ) async throws -> Response {
+        let (status, app) = try await RetractAPI.retraction(id, for: signedIn.caller, engine: engine, requiring: .approve)
+        let checked = try Validate.reason(fields["reason"] ?? "")
+        _ = try await engine.decideApproval(
+            of: status.retraction.id, decision, by: signedIn.caller.actor, keyID: signedIn.caller.key.id, reason: checked,
+            apps: signedIn.caller.appsTouched)
+        logger.notice(
+            "console \(decision.rawValue)",
+            metadata: ["retraction": "\(status.retraction.id)", "app": "\(app.name)", "key": "\(signedIn.caller.actor)"])
         return Self.redirect(to: "/console/retractions/\(status.retraction.id.uuidString.lowercased())")
     }
 

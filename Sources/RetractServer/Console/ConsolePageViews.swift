@@ -16,12 +16,18 @@ struct SessionView: Sendable {
     var onRetractMany = false
     /// Whether the key may retract (and cancel).
     var mayRetract: Bool
+    /// Whether the key may approve or reject retractions others asked for.
+    var mayApprove: Bool
+    /// The key's id, to tell its own retractions from others'.
+    var keyID: UUID
 
     init(_ signedIn: ConsoleSessions.SignedIn) {
         keyName = signedIn.caller.key.name
         scopes = signedIn.caller.key.scopes.map(\.rawValue).sorted().joined(separator: ", ")
         formToken = signedIn.formToken
         mayRetract = (try? signedIn.caller.require(.retract)) != nil
+        mayApprove = (try? signedIn.caller.require(.approve)) != nil
+        keyID = signedIn.caller.key.id
     }
 }
 
@@ -56,6 +62,8 @@ struct ConfirmPage: Sendable {
     var devicesWord: String
     /// For a selector: the notifications it matched.
     var notifications: String?
+    /// When it is over its app's approval threshold: what happens then.
+    var needsApproval: String?
     var skipped: Int?
     /// False when it would send nothing: no confirm button then.
     var confirmable: Bool
@@ -75,6 +83,11 @@ struct ConfirmPage: Sendable {
         devicesWord = sendable == 1 ? "device" : "devices"
         notifications = retraction.referencesMatched.map { $0 == 1 ? "1 notification" : "\($0) notifications" }
         skipped = retraction.counts.skipped > 0 ? retraction.counts.skipped : nil
+        if let threshold = form.app.approvalThreshold, retraction.counts.total > threshold {
+            needsApproval =
+                "This is more than \(form.app.name)'s approval threshold of \(threshold) devices: it will wait, sending nothing, "
+                + "until another key with the approve scope approves it (within \(ConsoleProgress.duration(form.app.approvalWindowMinutes * 60)))."
+        }
         confirmable = sendable > 0
         self.warnings = warnings
         back = form.target.back(app: form.app.name)
@@ -209,6 +222,12 @@ struct ConsoleProgress: Encodable, Equatable, Sendable {
         etaText = finished ? "done" : etaSeconds.map(Self.duration) ?? "–"
         if dryRun {
             line = "A dry run: \(total) devices counted, nothing sent."
+        } else if state == .awaitingApproval {
+            line = "Awaiting approval: nothing is sent until another key approves it."
+        } else if state == .rejected {
+            line = "Rejected: nothing was sent."
+        } else if state == .expired {
+            line = "Expired: no one approved it in time; nothing was sent."
         } else if state == .cancelled {
             line = "Cancelled: \(sent) sent before the cancel, \(spared) spared, \(dead) dead, \(failed) failed of \(total)."
         } else if state == .cancelling {
@@ -245,6 +264,11 @@ struct RetractionPage: Sendable {
     var cancellable: Bool
     /// Who cancelled it and why, once cancelled.
     var cancelled: String?
+    /// Its approval, as a sentence, when its app wanted one.
+    var approval: String?
+    /// The approve and reject forms: awaiting approval, for a key with the
+    /// approve scope that did not ask for it.
+    var decidable: Bool
     var progress: ConsoleProgress
     var notificationLink: String?
     /// What its completion webhook did, when its app has one and it has ended.
@@ -267,13 +291,34 @@ struct RetractionPage: Sendable {
         createdAt = ConsoleTime.text(retraction.createdAt)
         dryRun = retraction.dryRun
         progress = ConsoleProgress(status)
-        live = !progress.finished
+        // Awaiting approval, it may wait for days: the page does not reload itself over the reviewer's reason.
+        live = !progress.finished && retraction.state != .awaitingApproval
         cancellable = live && !dryRun && retraction.state != .cancelling && session.mayRetract
         cancelled = retraction.cancellation.map { "By \($0.by) at \(ConsoleTime.text($0.at)) UTC: \($0.reason)" }
+        approval = retraction.approval.map(Self.describe)
+        decidable =
+            retraction.state == .awaitingApproval && session.mayApprove
+            && (retraction.requestedKeyID.map { $0 != session.keyID } ?? true)
         if retraction.selector == nil, retraction.references.count == 1, let only = retraction.references.first {
             notificationLink = ConsoleLinks.notification(app: app.name, reference: only.rawValue)
         }
         webhook = status.webhook.map(Self.describe)
+    }
+
+    /// An approval, as a sentence.
+    static func describe(_ approval: Retraction.Approval) -> String {
+        switch approval.state {
+        case .awaiting:
+            let until = approval.expiresAt.map { " until \(ConsoleTime.text($0)) UTC" } ?? ""
+            return "Awaiting approval by another key with the approve scope\(until)."
+        case .expired:
+            return "Expired at \(ConsoleTime.text(approval.expiresAt)) UTC: no one approved it."
+        case .withdrawn:
+            return "Withdrawn before anyone approved it."
+        case .approved, .rejected:
+            let verb = approval.state == .approved ? "Approved" : "Rejected"
+            return "\(verb) by \(approval.decidedBy ?? "") at \(ConsoleTime.text(approval.decidedAt)) UTC: \(approval.reason ?? "")"
+        }
     }
 
     /// A completion webhook's delivery, as a sentence.
