@@ -144,8 +144,19 @@ package enum JSONSyntax {
             return unit
         }
 
-        /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+        /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, and a
+        /// value a `Double` holds: `JSONSerialization` refuses one too large
+        /// for it, such as `1e729`.
         mutating func number() -> Bool {
+            let start = position
+            guard numberSyntax() else { return false }
+            // Only an exponent or many digits can overflow; push bodies' numbers rarely have either.
+            let token = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+            guard token.count > 15 || token.contains(UInt8(ascii: "e")) || token.contains(UInt8(ascii: "E")) else { return true }
+            return Double(String(decoding: token, as: UTF8.self))?.isFinite ?? false
+        }
+
+        private mutating func numberSyntax() -> Bool {
             if current == UInt8(ascii: "-") { position += 1 }
             guard let first = current else { return false }
             switch first {

@@ -97,6 +97,15 @@ struct JSONSyntaxTests {
         }
     }
 
+    /// Found by the edits below: a number too large for a `Double`.
+    @Test func numbersTooLargeForADoubleAreRefusedAsFoundationRefusesThem() {
+        for number in ["1e729", "-1e400", "1" + String(repeating: "0", count: 400), "1e-729", "1e308", "123456789012345678901234567890"] {
+            let bytes = Array(#"{"a":\#(number)}"#.utf8)
+            #expect(Self.syntaxSaysObject(bytes) == Self.foundationSaysObject(bytes), "\(number)")
+        }
+        #expect(!Self.syntaxSaysObject(Array(#"{"a":1e729}"#.utf8)))
+    }
+
     @Test func nestingStopsWhereFoundationStops() {
         func nested(_ depth: Int) -> [UInt8] {
             Array(("{\"a\":" + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: depth - 1) + "}").utf8)
