@@ -99,10 +99,11 @@ struct LatencyBenchmark: AsyncParsableCommand {
         try await simulator.stop()
     }
 
-    /// The distinct token of the `index`th retraction's one device.
+    /// The distinct token of the `index`th device: `a`, then the index in
+    /// hex padded with zeros (padded with `a`s, index 0xa0 was index 0's).
     static func token(_ index: Int) -> String {
         let hex = String(index, radix: 16)
-        return String(repeating: "a", count: 64 - hex.count) + hex
+        return "a" + String(repeating: "0", count: 63 - hex.count) + hex
     }
 
     /// When the simulator accepted the first push to `token`.
