@@ -50,9 +50,9 @@ extension RetractAPI {
     }
 
     /// `PATCH /v1/apps/{name}`: changes an app's retraction mode and text,
-    /// endpoint and credentials; an admin key that may touch the app. Every
-    /// field is checked before anything changes, each changed field is
-    /// audited, and the next retraction uses the new settings.
+    /// approval rule, endpoint and credentials; an admin key that may touch
+    /// the app. Every field is checked before anything changes, each changed
+    /// field is audited, and the next retraction uses the new settings.
     func updateApp(_ input: PostInput) async throws -> Answer {
         let caller = input.caller
         try caller.require(.admin)
