@@ -16,14 +16,7 @@ struct CancelBenchmark: AsyncParsableCommand {
         commandName: "cancel",
         abstract: "Time a cancel of a running retraction through retract serve: its answer, the last push, the end.")
 
-    @Option(help: "An empty database for the run (retract serve migrates it).")
-    var databaseURL: String
-
-    @Option(help: "The retract binary to run.")
-    var retract: String
-
-    @Option(help: "A folder for the simulator's certificates and key.")
-    var work: String
+    @OptionGroup var options: ServeBenchmarkOptions
 
     @Option(name: .customShort("n"), help: "Devices the retraction reaches.")
     var devices = 200_000
@@ -35,29 +28,11 @@ struct CancelBenchmark: AsyncParsableCommand {
     var latencyMs: Int64 = 20
 
     func run() async throws {
-        let folder = URL(fileURLWithPath: work).appendingPathComponent("cancel")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let (simulator, keyPath) = try await APNsSimulator.start(
-            withNewKeyIn: folder, keyID: "CANCELK001", teamID: "CANCELT001",
-            configuration: APNsSimulatorConfiguration(faults: APNsSimulatorFaults(latency: .milliseconds(latencyMs)), recordsInbox: false))
-        let environment = ["DATABASE_URL": databaseURL, "APNS_CA_FILE": folder.appendingPathComponent("simulator-ca.pem").path]
-        let children = RetractProcesses(binary: retract, folder: folder, environment: environment)
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            try children.run(["migrate"])
-            try children.run([
-                "apps", "add", "promo", "--topic", "com.example.promo", "--environment", "sandbox",
-                "--endpoint", "https://127.0.0.1:\(simulator.port)", "--key-id", "CANCELK001", "--team-id", "CANCELT001",
-                "--key-path", keyPath,
-            ])
-            let created = try children.run(["keys", "create", "--app", "promo", "--scopes", "record,retract,read", "--name", "bench"])
-            guard let key = created.split(separator: "\n").last.map(String.init), key.hasPrefix("rk_") else {
-                throw CommandFailure("retract keys create printed no key: \(created)")
-            }
-            let port = try await children.serve(
-                ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning", "--drain-timeout", "2", "--mode", "all"],
-                name: "serve")
-            let api = LatencyBenchmark.API(http: http, base: "http://127.0.0.1:\(port)", key: key)
+        try await ServeStage.with(
+            options, folder: "cancel", app: "promo", keyID: "CANCELK001", teamID: "CANCELT001", scopes: "record,retract,read",
+            simulator: APNsSimulatorConfiguration(faults: APNsSimulatorFaults(latency: .milliseconds(latencyMs)), recordsInbox: false)
+        ) { stage in
+            let api = try await stage.serve(["--mode", "all"], name: "serve")
             for start in stride(from: 0, to: devices, by: 10_000) {
                 let tokens = (start..<min(start + 10_000, devices)).map { "\"\(LatencyBenchmark.token($0))\"" }.joined(separator: ",")
                 try await api.post("/v1/deliveries", #"{"app":"promo","reference":"spring-sale","tokens":[\#(tokens)]}"#)
@@ -73,25 +48,17 @@ struct CancelBenchmark: AsyncParsableCommand {
             let cancelled = Date()
             // Pushes handed to the connection before the cancel may still be answered: wait them out.
             try await Task.sleep(for: .seconds(2))
-            let lastPush = simulator.statistics.lastAcceptedAt ?? started
+            let lastPush = stage.simulator.statistics.lastAcceptedAt ?? started
             let sent = final["sent"] as? Int ?? 0
             let figures: [String: Double] = [
                 "answer": answered.timeIntervalSince(started), "lastPush": lastPush.timeIntervalSince(started),
                 "cancelled": cancelled.timeIntervalSince(started), "sentAtAnswer": Double(answer["sent"] as? Int ?? 0),
                 "sent": Double(sent), "spared": Double(final["spared"] as? Int ?? 0), "total": Double(final["total"] as? Int ?? 0),
-                "accepted": Double(simulator.statistics.accepted),
+                "accepted": Double(stage.simulator.statistics.accepted),
             ]
             let json = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])
             print(String(decoding: json, as: UTF8.self))
-        } catch {
-            await children.stop()
-            try? await http.shutdown()
-            try? await simulator.stop()
-            throw error
         }
-        await children.stop()
-        try await http.shutdown()
-        try await simulator.stop()
     }
 }
 

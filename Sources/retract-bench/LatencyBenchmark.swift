@@ -14,14 +14,7 @@ struct LatencyBenchmark: AsyncParsableCommand {
         commandName: "latency",
         abstract: "Time one-device retractions through retract serve, from the POST to the simulator's receipt.")
 
-    @Option(help: "An empty database for the run (retract serve migrates it).")
-    var databaseURL: String
-
-    @Option(help: "The retract binary to run.")
-    var retract: String
-
-    @Option(help: "A folder for the simulator's certificates and key.")
-    var work: String
+    @OptionGroup var options: ServeBenchmarkOptions
 
     @Option(help: "all: one `retract serve --mode all`; split: `--mode api` and `--mode workers` side by side.")
     var layout: String = "all"
@@ -34,34 +27,16 @@ struct LatencyBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         guard layout == "all" || layout == "split" else { throw ValidationError("--layout \(layout): all or split") }
-        let folder = URL(fileURLWithPath: work).appendingPathComponent("latency-\(layout)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let (simulator, keyPath) = try await APNsSimulator.start(withNewKeyIn: folder, keyID: "LATENCYK01", teamID: "LATENCYT01")
-        let environment = [
-            "DATABASE_URL": databaseURL, "APNS_CA_FILE": folder.appendingPathComponent("simulator-ca.pem").path,
-        ]
-        let children = RetractProcesses(binary: retract, folder: folder, environment: environment)
-        let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            try children.run(["migrate"])
-            try children.run([
-                "apps", "add", "latency", "--topic", "com.example.latency", "--environment", "sandbox",
-                "--endpoint", "https://127.0.0.1:\(simulator.port)", "--key-id", "LATENCYK01", "--team-id", "LATENCYT01",
-                "--key-path", keyPath,
-            ])
-            let created = try children.run(["keys", "create", "--app", "latency", "--scopes", "record,retract", "--name", "latency"])
-            guard let key = created.split(separator: "\n").last.map(String.init), key.hasPrefix("rk_") else {
-                throw CommandFailure("retract keys create printed no key: \(created)")
-            }
-            let serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning", "--drain-timeout", "2"]
-            let apiPort: Int
+        try await ServeStage.with(
+            options, folder: "latency-\(layout)", app: "latency", keyID: "LATENCYK01", teamID: "LATENCYT01", scopes: "record,retract"
+        ) { stage in
+            let api: API
             if layout == "all" {
-                apiPort = try await children.serve(serve + ["--mode", "all"], name: "serve")
+                api = try await stage.serve(["--mode", "all"], name: "serve")
             } else {
-                _ = try await children.serve(serve + ["--mode", "workers"], name: "workers")
-                apiPort = try await children.serve(serve + ["--mode", "api"], name: "api")
+                _ = try await stage.serve(["--mode", "workers"], name: "workers")
+                api = try await stage.serve(["--mode", "api"], name: "api")
             }
-            let api = API(http: http, base: "http://127.0.0.1:\(apiPort)", key: key)
             let total = warmUp + retractions
             let deliveries = (0..<total).map { index in
                 #"{"app":"latency","reference":"lat-\#(index)","tokens":["\#(Self.token(index))"]}"#
@@ -75,7 +50,7 @@ struct LatencyBenchmark: AsyncParsableCommand {
                 let started = Date()
                 try await api.post("/v1/retractions", #"{"app":"latency","references":["lat-\#(index)"]}"#)
                 let answered = Date()
-                let received = try await Self.firstPush(to: Self.token(index), on: simulator, within: .seconds(30))
+                let received = try await Self.firstPush(to: Self.token(index), on: stage.simulator, within: .seconds(30))
                 guard index >= warmUp else { continue }
                 latencies.append(received.timeIntervalSince(started) * 1000)
                 answers.append(answered.timeIntervalSince(started) * 1000)
@@ -88,15 +63,7 @@ struct LatencyBenchmark: AsyncParsableCommand {
             ]
             let json = try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys])
             print(String(decoding: json, as: UTF8.self))
-        } catch {
-            await children.stop()
-            try? await http.shutdown()
-            try? await simulator.stop()
-            throw error
         }
-        await children.stop()
-        try await http.shutdown()
-        try await simulator.stop()
     }
 
     /// The distinct token of the `index`th device: `a`, then the index in
@@ -187,7 +154,8 @@ final class RetractProcesses: @unchecked Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw CommandFailure("retract \(arguments.joined(separator: " ")) did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        throw CommandFailure(
+            "retract \(arguments.joined(separator: " ")) did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
 
     /// SIGTERM to each server, and waits for it.
