@@ -13,7 +13,8 @@ import SimulatorSupport
 ///   force-quit app: RetractKit's ``RetractionServiceExtension``;
 /// - a background push reaches the app only when iOS hands it over: not to a
 ///   force-quit app, not in Low Power Mode, and not beyond the app's budget;
-///   then it goes to ``RetractionHandler``.
+///   then it goes to ``RetractionHandler``, which removes what a retraction
+///   names and shows an edit's text in place of its original.
 ///
 /// Before those rules, two that keep only the latest push: while the phone is
 /// offline APNs stores one push per app, the latest, and delivers it when the
@@ -100,11 +101,15 @@ public enum APNsSimulatedDevice {
     public struct Screen: Sendable {
         /// The notifications showing, oldest first.
         public var showing: [DeliveredNotification]
-        /// What each showing notification displays (its alert's body, or
-        /// the text its extension put there), by identifier.
+        /// What each showing notification displays (its alert's body, the
+        /// text its extension put there, or an edit's), by identifier.
         public var texts: [String: String]
+        /// The title each showing notification displays, where it has one.
+        public var titles: [String: String]
         /// What each background push that reached the app did.
         public var outcomes: [RetractionOutcome]
+        /// What each edit that reached the app or its extension changed.
+        public var edits: [EditReport]
         /// Background pushes iOS did not hand to the app (force-quit, Low
         /// Power Mode, over budget).
         public var dropped: Int
@@ -134,8 +139,8 @@ public enum APNsSimulatedDevice {
         let center = InMemoryNotificationCenter()
         let handler: RetractionHandler
         let serviceExtension: RetractionServiceExtension
-        private(set) var texts: [String: String] = [:]
         private(set) var outcomes: [RetractionOutcome] = []
+        private(set) var edits: [EditReport] = []
         private(set) var dropped = 0
         /// When each background push handed to the app arrived, for its budget.
         private var handed: [Date] = []
@@ -166,20 +171,24 @@ public enum APNsSimulatedDevice {
                     return
                 }
                 handed.append(arrivedAt)
-                outcomes.append(await handler.handle(userInfo: userInfo))
+                let report = await handler.handle(RetractPayload.read(userInfo))
+                outcomes.append(report.outcome)
+                if let edit = report.edit { edits.append(edit) }
                 return
             }
             let identifier = push.collapseID ?? push.apnsID.uuidString
-            var text = APNsSimulatedDevice.alertBody(of: userInfo)
+            var (title, text) = APNsSimulatedDevice.alert(of: userInfo)
             if phone.serviceExtension != .none, APNsSimulatedDevice.isMutable(userInfo) {
-                switch await serviceExtension.decide(identifier: identifier, userInfo: userInfo) {
+                let report = await serviceExtension.handle(identifier: identifier, userInfo: userInfo)
+                if let edit = report.retraction.edit { edits.append(edit) }
+                switch report.decision {
                 case .suppress: return
                 case .passThrough: break
-                case .replaceBody(let body): text = body
+                case .replaceBody(let body): (title, text) = (nil, body)
+                case .showEdit(let newTitle, let body): (title, text) = (newTitle ?? title, body)
                 }
             }
-            center.deliver(DeliveredNotification(identifier: identifier, userInfo: userInfo))
-            texts[identifier] = text
+            center.deliver(DeliveredNotification(identifier: identifier, userInfo: userInfo, title: title, body: text))
         }
 
         /// What the phone shows now, with what APNs and iOS kept from it in `arrivals`.
@@ -187,8 +196,10 @@ public enum APNsSimulatedDevice {
             let showing = center.delivered
             return Screen(
                 showing: showing,
-                texts: texts.filter { identifier, _ in showing.contains { $0.identifier == identifier } },
-                outcomes: outcomes, dropped: dropped, coalesced: arrivals.coalesced, storedAndReplaced: arrivals.storedAndReplaced,
+                texts: Dictionary(showing.map { ($0.identifier, $0.body ?? "") }) { _, last in last },
+                titles: Dictionary(showing.compactMap { shown in shown.title.map { (shown.identifier, $0) } }) { _, last in last },
+                outcomes: outcomes, edits: edits, dropped: dropped, coalesced: arrivals.coalesced,
+                storedAndReplaced: arrivals.storedAndReplaced,
                 stored: arrivals.stored)
         }
     }
@@ -197,10 +208,13 @@ public enum APNsSimulatedDevice {
         ((userInfo["aps"] as? [String: Any])?["mutable-content"] as? NSNumber)?.intValue == 1
     }
 
-    /// An alert's body: `aps.alert` as a string, or its `body`.
-    fileprivate static func alertBody(of userInfo: [AnyHashable: Any]) -> String {
+    /// An alert's title, if it has one, and body: `aps.alert` as a string,
+    /// or its `title` and `body`.
+    fileprivate static func alert(of userInfo: [AnyHashable: Any]) -> (title: String?, body: String) {
         let alert = (userInfo["aps"] as? [String: Any])?["alert"]
-        return alert as? String ?? (alert as? [String: Any])?["body"] as? String ?? ""
+        if let text = alert as? String { return (nil, text) }
+        let fields = alert as? [String: Any]
+        return (fields?["title"] as? String, fields?["body"] as? String ?? "")
     }
 }
 

@@ -64,6 +64,12 @@ public actor SimulatedPhone {
         app = APNsSimulatedDevice.AppOnPhone(phone: kind ?? simulator.phone(of: deviceToken), catchUp: catchUp)
     }
 
+    /// The user swipes the notification `identifier` away, or opens it: it
+    /// no longer shows. Call ``settle(now:)`` first, so it has arrived.
+    public func dismiss(_ identifier: String) {
+        app.center.removeDeliveredNotifications(withIdentifiers: [identifier])
+    }
+
     /// Handles the pushes that reached the phone since the last call, and
     /// returns what it shows. A background push to a suspended app waits
     /// out its ``APNsSimulatedDevice/Phone/burstWindow`` first: a later one

@@ -35,9 +35,9 @@ public struct AndroidPhone: Sendable, Hashable {
     public enum Event: Sendable, Hashable {
         /// Firebase showed a notification message itself, under `tag`
         /// (Firebase's own `FCM-Notification:<n>` when the message gave none),
-        /// id 0, on its default channel: no app code ran, and none of the
-        /// data is in the notification's extras.
-        case display(tag: String)
+        /// id 0, on its default channel, with its title and body: no app
+        /// code ran, and none of the data is in the notification's extras.
+        case display(tag: String, title: String? = nil, body: String? = nil)
         /// Android handed the message's data map to the app's `onMessageReceived`.
         case data([String: String])
         /// The user opened the app: it reads the device feed, as RetractKit
@@ -75,7 +75,9 @@ public struct AndroidPhone: Sendable, Hashable {
                 continue
             }
             if let notification {
-                delivery.events.append(.display(tag: notification["tag"] ?? "FCM-Notification:\(index)"))
+                delivery.events.append(
+                    .display(
+                        tag: notification["tag"] ?? "FCM-Notification:\(index)", title: notification["title"], body: notification["body"]))
             } else {
                 delivery.events.append(.data(message.data))
             }

@@ -11,6 +11,9 @@ public enum AndroidReplay {
         public var name: String
         /// The references it stands for: its tag and those in its extras.
         public var references: [String]
+        /// What it shows: its title, if any, and its text (an edit's, once edited).
+        public var title: String?
+        public var text: String?
     }
 
     /// Why the screens could not be worked out, in a sentence.
@@ -51,7 +54,11 @@ public enum AndroidReplay {
         for phone in phones {
             let events: [[String: Any]] = try phone.events.map { event in
                 switch event {
-                case .display(let tag): return ["display": ["tag": tag, "id": 0, "channel": AndroidPhone.firebaseDefaultChannel]]
+                case .display(let tag, let title, let body):
+                    var display: [String: Any] = ["tag": tag, "id": 0, "channel": AndroidPhone.firebaseDefaultChannel]
+                    display["title"] = title
+                    display["body"] = body
+                    return ["display": display]
                 case .data(let data): return ["data": data]
                 case .appStart:
                     guard let feed else { throw Failure(description: "an app starts on \(phone.device), and no device feed was given") }
@@ -101,7 +108,11 @@ public enum AndroidReplay {
             if let problem = object["feedError"] as? String {
                 throw Failure(description: "RetractKit for Android could not read the device feed for \(device): \(problem)")
             }
-            screens[device] = showing.map { Shown(name: $0["name"] as? String ?? "", references: $0["references"] as? [String] ?? []) }
+            screens[device] = showing.map {
+                Shown(
+                    name: $0["name"] as? String ?? "", references: $0["references"] as? [String] ?? [], title: $0["title"] as? String,
+                    text: $0["text"] as? String)
+            }
         }
         guard screens.count == Set(phones.map(\.device)).count else {
             throw Failure(description: "RetractKit for Android's replay answered for \(screens.count) of \(phones.count) phones")

@@ -217,12 +217,14 @@ package final class RetractEngine: Sendable {
         mode: RetractionMode? = nil,
         badge: Int? = nil,
         text: String? = nil,
-        requestedKeyID: UUID? = nil
+        requestedKeyID: UUID? = nil,
+        edit: NotificationEdit? = nil
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
         let mode = mode ?? app.retractionMode
         let request = RetractionRequest(
             appID: app.id, target: target, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey,
-            mode: mode, badge: badge, text: text, requestedKeyID: requestedKeyID)
+            mode: mode, badge: badge, text: text, requestedKeyID: requestedKeyID, edit: edit)
+        if let edit { try Self.check(edit, target: target, text: text) }
         try await check(mode: mode, badge: badge, text: text, app: app, target: target)
         var unknown: [ReferenceID] = []
         if requireRecorded, case .references(let references) = target {
@@ -243,6 +245,21 @@ package final class RetractEngine: Sendable {
                 "replayed": "\(made.replayed)",
             ])
         return (made.retraction, unknown)
+    }
+
+    /// Refuses an edit that is not of one reference, or whose text cannot be
+    /// sent (``RetractionMode/problem(withEdit:reference:)``). Its alerts
+    /// show its own text: a retraction text has no place in one.
+    private static func check(_ edit: NotificationEdit, target: RetractionTarget, text: String?) throws(RetractError) {
+        guard case .references(let references) = target, references.count == 1 else {
+            throw RetractError(.invalidInput, "reference: an edit is of one reference", field: "reference")
+        }
+        if text != nil {
+            throw RetractError(.invalidInput, "text: an edit's alerts show its own title and body", field: "text")
+        }
+        if let problem = RetractionMode.problem(withEdit: edit, reference: references[0]) {
+            throw RetractError(.invalidInput, problem.description, field: problem.field)
+        }
     }
 
     /// Refuses what a mode cannot do before anything is written: a badge on

@@ -16,6 +16,10 @@ package struct RetractionPushes {
     /// (built at first use).
     private let thread: String?
     private var threadBodies: [Int: ByteBuffer] = [:]
+    /// For an edit: the new text its pushes carry instead of a removal.
+    private let edit: NotificationEdit?
+    /// The last edit body built: every device of an edit gets the same.
+    private var lastEditBody: (reference: ReferenceID, limit: Int, body: ByteBuffer)?
     /// Bodies topped up with history, by what they carry: the devices of a
     /// broadcast mostly share their history too. At most 1,024 are kept.
     private var historyBodies: [HistoryKey: (body: ByteBuffer, carried: Int)] = [:]
@@ -74,15 +78,25 @@ package struct RetractionPushes {
     ///     rather than the references, in the canonical dialect; the legacy
     ///     dialect, which has no threads, and `replace`, whose alerts go one
     ///     per collapse id, carry references as for any retraction.
-    package init(mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?, thread: String? = nil) {
+    ///   - edit: for an edit, the new text its pushes carry instead of a
+    ///     removal (``PayloadBuilder/editBody(for:edit:limit:aps:)``), and the
+    ///     alert modes show, under `editThread`. Nothing rides along with it.
+    package init(
+        mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?, thread: String? = nil, edit: NotificationEdit? = nil,
+        editThread: String? = nil
+    ) {
         self.mode = mode
-        self.thread = dialect == .canonical && mode != .replace ? thread : nil
-        carriesHistory = Self.carriesHistory(mode: mode, dialect: dialect)
+        self.edit = edit
+        self.thread = dialect == .canonical && mode != .replace && edit == nil ? thread : nil
+        carriesHistory = edit == nil && Self.carriesHistory(mode: mode, dialect: dialect)
         let aps: RetractionAPS =
-            switch mode {
-            case .background: .background
-            case .serviceExtension: .alert(text, mutableContent: true, badge: badge)
-            case .replace: .alert(text, badge: badge)
+            switch (mode, edit) {
+            case (.background, _): .background
+            case (.serviceExtension, nil): .alert(text, mutableContent: true, badge: badge)
+            case (.replace, nil): .alert(text, badge: badge)
+            case (.serviceExtension, let edit?):
+                .alert(title: edit.title, body: edit.body, mutableContent: true, badge: badge, thread: editThread)
+            case (.replace, let edit?): .alert(title: edit.title, body: edit.body, badge: badge, thread: editThread)
             }
         bodies = BodyCache(builder: PayloadBuilder(dialect: dialect), aps: aps)
     }
@@ -101,6 +115,13 @@ package struct RetractionPushes {
     package mutating func pushes(for device: DeviceReferences, limit: Int) throws -> DevicePushes {
         func push(_ body: ByteBuffer, collapseID: String?) -> OutgoingPush {
             OutgoingPush(token: device.token, body: body, kind: .retraction(mode, collapseID: collapseID))
+        }
+        if let edit {
+            switch try editPush(for: device, edit: edit, limit: limit) {
+            case .send(let body, let collapseID): return DevicePushes(pushes: [push(body, collapseID: collapseID)])
+            case .unreached: return DevicePushes(pushes: [], unreached: device.references)
+            case .superseded: return DevicePushes(pushes: [])
+            }
         }
         if let thread {
             let collapseID = mode == .serviceExtension ? carrierCollapseID(for: device.references, on: device) : nil
@@ -145,6 +166,36 @@ package struct RetractionPushes {
             }
             return DevicePushes(pushes: pushes, unreached: unreached)
         }
+    }
+
+    /// What an edit sends one device.
+    private enum EditPush {
+        /// Its one push, under its original's collapse id in the alert
+        /// modes, so iOS shows it in the original's place.
+        case send(ByteBuffer, collapseID: String?)
+        /// Nothing: `replace` cannot reach an original without a collapse id.
+        case unreached
+        /// Nothing: in `replace`, a newer notification under the same
+        /// collapse id took the original's place, and must not be hidden.
+        case superseded
+    }
+
+    private mutating func editPush(for device: DeviceReferences, edit: NotificationEdit, limit: Int) throws -> EditPush {
+        guard let reference = device.references.first else { return .unreached }
+        let superseded = device.superseded.contains(reference)
+        let collapseID = superseded ? nil : device.collapseIDs[reference]
+        if mode == .replace {
+            if superseded { return .superseded }
+            if collapseID == nil { return .unreached }
+        }
+        let body: ByteBuffer
+        if let last = lastEditBody, last.reference == reference, last.limit == limit {
+            body = last.body
+        } else {
+            body = ByteBuffer(data: try bodies.builder.editBody(for: reference, edit: edit, limit: limit, aps: bodies.aps))
+            lastEditBody = (reference, limit, body)
+        }
+        return .send(body, collapseID: mode == .background ? nil : collapseID)
     }
 
     /// The collapse id a `service-extension` carrier of `references` takes:

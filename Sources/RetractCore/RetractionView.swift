@@ -1,4 +1,5 @@
 import Foundation
+import RetractKit
 
 /// A retraction as `GET /v1/retractions/{id}` and `retract status --json`
 /// show it: one view, one word for each count.
@@ -27,6 +28,8 @@ package struct RetractionView: Encodable, Sendable {
     package var badge: Int?
     /// Its own alert text, when given instead of the app's.
     package var text: String?
+    /// For an edit: the new title and body its pushes carry instead of a removal.
+    package var edit: NotificationEdit?
     package var state: String
     package var failure: String?
     package var total: Int
@@ -92,6 +95,7 @@ package struct RetractionView: Encodable, Sendable {
         mode = retraction.mode.rawValue
         badge = retraction.badge
         text = retraction.text
+        edit = retraction.edit
         state = retraction.state.rawValue
         failure = retraction.failure
         total = retraction.counts.total

@@ -16,6 +16,7 @@ package enum RetractionWarnings {
     /// gets that many pushes. Known when counted: for dry runs, and for
     /// retractions by selector.
     package static func before(_ retraction: Retraction, dialect: PayloadDialect) -> [String] {
+        if retraction.edit != nil { return [editReach(retraction.mode)] }
         guard dialect == .legacy, retraction.mode != .replace else { return [] }
         var warnings = [noHistory]
         if let most = retraction.mostReferences, most > burst {
@@ -32,6 +33,24 @@ package enum RetractionWarnings {
         "the app's legacy dialect carries one reference per push, so earlier retractions cannot ride along: "
         + "a phone that keeps only the latest push (a suspended app woken once for a burst, an offline phone) "
         + "may keep a message deleted before; migrate the app to the canonical dialect (docs/payload.md, \"Earlier retractions ride along\")"
+
+    /// Which phones an edit in `mode` leaves with the old text, or shows the
+    /// new text on although the user had dismissed the original: the account
+    /// of an edit says which (docs/payload.md, "Edits").
+    package static func editReach(_ mode: RetractionMode) -> String {
+        switch mode {
+        case .background:
+            "an edit in background mode reaches only apps iOS hands background pushes to: a phone whose app was force-quit, "
+                + "in Low Power Mode or over its budget keeps the old text (service-extension and replace reach it)"
+        case .serviceExtension:
+            "phones with the app's extension show the new text in the original's place, force-quit or not; where the user had "
+                + "dismissed the original, only an extension with the filtering entitlement keeps it gone (without one, or "
+                + "without an extension, the new text shows)"
+        case .replace:
+            "every phone shows the new text in the original's place, force-quit or not, and also where the user had dismissed "
+                + "the original (an alert cannot know); service-extension with the filtering entitlement keeps those gone"
+        }
+    }
 
     /// Once pushes went out: some device needed more than ``burst`` of them.
     package static func after(_ retraction: Retraction) -> [String] {

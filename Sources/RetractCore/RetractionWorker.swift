@@ -487,7 +487,9 @@ package final class RetractionWorker: Sendable {
     /// for the page at once, where pushes carry it
     /// (``RetractionPushes/carriesHistory(mode:dialect:)``).
     private func withHistory(_ devices: [DeviceReferences], job: Job) async throws(StoreError) -> [DeviceReferences] {
-        guard settings.historyWindow > .zero, RetractionPushes.carriesHistory(mode: job.retraction.mode, dialect: job.app.dialect)
+        // An edit carries its new text only: nothing rides along with it.
+        guard settings.historyWindow > .zero, job.retraction.edit == nil,
+            RetractionPushes.carriesHistory(mode: job.retraction.mode, dialect: job.app.dialect)
         else { return devices }
         let found = try await queue.recentRetractions(
             appID: job.app.id, devices: devices.map(\.token), since: Date().addingTimeInterval(-settings.historyWindow.inSeconds),
@@ -542,8 +544,7 @@ package final class RetractionWorker: Sendable {
         for (service, transport) in transports { transport.provision(inFlight: pacings[service]!.window.size) }
         var plan = RetractionPushes(
             mode: job.retraction.mode, dialect: job.app.dialect, text: job.retraction.text ?? job.app.retractionText,
-            badge: job.retraction.badge,
-            thread: wholeThread(of: job))
+            badge: job.retraction.badge, thread: wholeThread(of: job), edit: job.retraction.edit, editThread: job.retraction.editThread)
         let halted = NIOLockedValueBox(false)
         let sender = sender
         let (stopped, cancelled) = (stopped, cancelled)

@@ -72,6 +72,12 @@ struct CustomDataReader {
         {
             customData.moreInFeed = customData.moreInFeed || more
         }
+        // Every edit is read, for its diagnostics; the first readable one counts.
+        if let value = try lookup(PayloadDialect.editKey), let edit = edit(value, path: Self.path(path, PayloadDialect.editKey)),
+            customData.edit == nil
+        {
+            customData.edit = edit
+        }
         for key in PayloadDialect.allCases.map(\.mustRemoveKey) {
             let flagPath = Self.path(path, key)
             guard let value = try lookup(key),
@@ -112,6 +118,54 @@ struct CustomDataReader {
         }
         return elements.enumerated().compactMap { index, element in
             diagnosing { () throws(RetractPayloadError) in try NotificationCustomData.reference(element, path: "\(path)[\(index)]") }
+        }
+    }
+
+    /// An edit: an object, or a JSON object in a string (FCM data values are
+    /// strings), with a string `body` and, optionally, a string `title`. An
+    /// edit without a body is no edit; a title that is not a string is left
+    /// out, and the edit keeps the title shown.
+    private mutating func edit(_ value: PayloadValue, path: String) -> NotificationEdit? {
+        let expected = "an object with a body, or a JSON object in a string"
+        let fields: [String: PayloadValue]
+        switch value {
+        case .null:
+            return nil
+        case .object(let object):
+            fields = object
+        case .string(let text):
+            guard let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else {
+                diagnostics.append(.wrongType(key: path, expected: expected, found: "a string that is not JSON"))
+                return nil
+            }
+            guard case .object(let object) = PayloadValue(parsed) else {
+                diagnostics.append(.wrongType(key: path, expected: expected, found: "a string holding \(PayloadValue(parsed).kind)"))
+                return nil
+            }
+            fields = object
+        default:
+            diagnostics.append(.wrongType(key: path, expected: expected, found: value.kind))
+            return nil
+        }
+        let body: String
+        switch fields["body"] ?? .null {
+        case .string(let text):
+            body = text
+        case .null:
+            diagnostics.append(.invalidValue(key: Self.path(path, "body"), reason: "an edit needs a body"))
+            return nil
+        case let other:
+            diagnostics.append(.wrongType(key: Self.path(path, "body"), expected: "a string", found: other.kind))
+            return nil
+        }
+        switch fields["title"] ?? .null {
+        case .string(let title):
+            return NotificationEdit(title: title, body: body)
+        case .null:
+            return NotificationEdit(body: body)
+        case let other:
+            diagnostics.append(.wrongType(key: Self.path(path, "title"), expected: "a string", found: other.kind))
+            return NotificationEdit(body: body)
         }
     }
 

@@ -10,12 +10,21 @@ public struct DeliveredNotification: Hashable, Sendable {
     /// The conversations it belongs to: its request's `threadIdentifier`
     /// (`aps.thread-id`) and the `pushNotificationThreadId` of its custom data.
     public var threadIDs: [String]
+    /// What it shows, where the center says: an edit keeps the title when
+    /// it brings none.
+    public var title: String?
+    public var body: String?
 
-    public init(identifier: String, referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], threadIDs: [String] = []) {
+    public init(
+        identifier: String, referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], threadIDs: [String] = [],
+        title: String? = nil, body: String? = nil
+    ) {
         self.identifier = identifier
         self.referenceID = referenceID
         self.referenceIDs = referenceIDs
         self.threadIDs = threadIDs
+        self.title = title
+        self.body = body
     }
 
     /// Reads the references from the notification's `userInfo`, as a
@@ -24,13 +33,15 @@ public struct DeliveredNotification: Hashable, Sendable {
     /// content's; else `aps.thread-id`) and the custom data; a value that
     /// cannot be read is left out, and a notification without references is
     /// matchable by identifier only.
-    public init(identifier: String, userInfo: [AnyHashable: Any], threadIdentifier: String? = nil) {
+    public init(
+        identifier: String, userInfo: [AnyHashable: Any], threadIdentifier: String? = nil, title: String? = nil, body: String? = nil
+    ) {
         let customData = RetractPayload.read(userInfo).customData
         let apsThread = (userInfo["aps"] as? [AnyHashable: Any])?["thread-id"] as? String
         let threads = [threadIdentifier ?? apsThread, customData?.threadID].compactMap { $0 }.filter { !$0.isEmpty }
         self.init(
             identifier: identifier, referenceID: customData?.referenceID, referenceIDs: customData?.referenceIDs ?? [],
-            threadIDs: Array(Set(threads)).sorted())
+            threadIDs: Array(Set(threads)).sorted(), title: title, body: body)
     }
 
     /// A notification showing on an Android phone, as RetractKit for Android
@@ -55,6 +66,13 @@ public struct DeliveredNotification: Hashable, Sendable {
         return id == 0 ? tag : "\(tag)#\(id)"
     }
 
+    /// Whether an edit of `references` changes this notification: one of
+    /// its references is among them, or its identifier is. Never by its
+    /// thread: an edit is of one message, not of its conversation.
+    public func isEdited(by references: Set<ReferenceID>) -> Bool {
+        isRetracted(by: references)
+    }
+
     /// Whether a retraction of `references` and `threads` removes this
     /// notification: one of its references is among them, or its identifier
     /// is, or one of its threads is.
@@ -69,6 +87,11 @@ public struct DeliveredNotification: Hashable, Sendable {
 extension Sequence<DeliveredNotification> {
     /// The identifiers a retraction of `references` and `threads` removes, in
     /// delivery order, each once.
+    /// The identifiers an edit of `references` changes, in delivery order, each once.
+    public func identifiers(editedBy references: Set<ReferenceID>) -> [String] {
+        identifiers(retractedBy: references)
+    }
+
     public func identifiers(retractedBy references: Set<ReferenceID>, threads: Set<String> = []) -> [String] {
         var seen = Set<String>()
         return filter { $0.isRetracted(by: references, threads: threads) && seen.insert($0.identifier).inserted }.map(\.identifier)

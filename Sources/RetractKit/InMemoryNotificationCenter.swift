@@ -77,6 +77,19 @@ public final class InMemoryNotificationCenter: DeliveredNotificationCenter, @unc
         }
     }
 
+    /// Shows the new text in the notification's place, as the newest, as iOS
+    /// does when a request comes with a delivered notification's identifier.
+    public func replaceText(ofDelivered identifier: String, title: String?, body: String) async -> Bool {
+        lock.locked {
+            guard !hasEnded, let index = notifications.firstIndex(where: { $0.identifier == identifier }) else { return false }
+            var notification = notifications.remove(at: index)
+            if let title { notification.title = title }
+            notification.body = body
+            notifications.append(notification)
+            return true
+        }
+    }
+
     /// The process that asked for removals ends, as iOS ends an extension
     /// soon after it calls its content handler: removals not yet applied
     /// never are, and later ones are ignored. What is showing stays.

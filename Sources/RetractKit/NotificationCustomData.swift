@@ -26,10 +26,13 @@ public struct NotificationCustomData: Hashable, Sendable {
     /// The rest of what the device should remove is in the device feed
     /// (`pushNotificationMoreInFeed`): this push could not carry it all.
     public var moreInFeed: Bool
+    /// The new text of the notification of its references
+    /// (`pushNotificationEdit`): the push is an edit, unless it is a retraction.
+    public var edit: NotificationEdit?
 
     public init(
         referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], mustRemoveReferred: Bool = false, threadID: String? = nil,
-        threadIDs: [String] = [], moreInFeed: Bool = false
+        threadIDs: [String] = [], moreInFeed: Bool = false, edit: NotificationEdit? = nil
     ) {
         self.referenceID = referenceID
         self.referenceIDs = referenceIDs
@@ -37,12 +40,26 @@ public struct NotificationCustomData: Hashable, Sendable {
         self.threadID = threadID
         self.threadIDs = threadIDs
         self.moreInFeed = moreInFeed
+        self.edit = edit
     }
 
     /// Every reference the custom data names, single and batch, without repeats.
     public var references: [ReferenceID] {
         var seen = Set<ReferenceID>()
         return ([referenceID].compactMap { $0 } + referenceIDs).filter { seen.insert($0).inserted }
+    }
+}
+
+/// What an edit shows instead of a notification's text
+/// (`"pushNotificationEdit": {"title": "Ada", "body": "See you at 9?"}`).
+public struct NotificationEdit: Hashable, Sendable, Codable {
+    /// The new title; nil keeps the one shown, where the device can (docs/payload.md, "Edits").
+    public var title: String?
+    public var body: String
+
+    public init(title: String? = nil, body: String) {
+        self.title = title
+        self.body = body
     }
 }
 
@@ -179,6 +196,7 @@ extension NotificationCustomData: Codable {
         if moreInFeed {
             try container.encode(true, forKey: AnyKey(PayloadDialect.moreInFeedKey))
         }
+        try container.encodeIfPresent(edit, forKey: AnyKey(PayloadDialect.editKey))
     }
 
     private struct AnyKey: CodingKey {

@@ -253,6 +253,27 @@ public struct PayloadBuilder: Hashable, Sendable {
         return body
     }
 
+    /// The body of an edit of `reference`'s notification: its reference and
+    /// the new text (`pushNotificationEdit`), and no removal flag, so a client
+    /// that knows no edits reads it as no retraction and removes nothing.
+    ///
+    /// ```json
+    /// {"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"msg-8812","pushNotificationEdit":{"title":"Ada","body":"See you at 9?"}}}
+    /// ```
+    public func editBody(
+        for reference: ReferenceID, edit: NotificationEdit, limit: Int = maximumBodySize, aps: RetractionAPS = .background
+    ) throws -> Data {
+        let encoded = String(decoding: try encodedReference(reference), as: UTF8.self)
+        var text = "{"
+        if let title = edit.title { text += #""title":"# + JSONText.quoted(title) + "," }
+        text += #""body":"# + JSONText.quoted(edit.body) + "}"
+        let body = Data(
+            (#"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{" + JSONText.quoted(dialect.referenceIDKey)
+                + ":" + encoded + "," + JSONText.quoted(PayloadDialect.editKey) + ":" + text + "}}").utf8)
+        try Self.checkSize(body, limit: limit)
+        return body
+    }
+
     /// Throws ``RetractPayloadError/bodyTooLarge(size:limit:)`` when `body` is over `limit`.
     public static func checkSize(_ body: Data, limit: Int = maximumBodySize) throws {
         guard body.count <= limit else { throw RetractPayloadError.bodyTooLarge(size: body.count, limit: limit) }
@@ -289,9 +310,20 @@ public struct RetractionAPS: Hashable, Sendable {
     /// it to the app's Notification Service Extension, even after a
     /// force-quit; `badge` sets the app icon's badge.
     public static func alert(_ text: String, mutableContent: Bool = false, badge: Int? = nil) -> RetractionAPS {
-        var json = #"{"alert":{"body":"# + JSONText.quoted(text) + "}"
+        alert(title: nil, body: text, mutableContent: mutableContent, badge: badge)
+    }
+
+    /// A visible alert with a title too, shown under `thread` (`thread-id`):
+    /// what an edit's alert shows in its original's place.
+    public static func alert(
+        title: String?, body: String, mutableContent: Bool = false, badge: Int? = nil, thread: String? = nil
+    ) -> RetractionAPS {
+        var json = #"{"alert":{"#
+        if let title { json += #""title":"# + JSONText.quoted(title) + "," }
+        json += #""body":"# + JSONText.quoted(body) + "}"
         if let badge { json += #","badge":\#(badge)"# }
         if mutableContent { json += #","mutable-content":1"# }
+        if let thread { json += #","thread-id":"# + JSONText.quoted(thread) }
         return RetractionAPS(json: json + "}")
     }
 

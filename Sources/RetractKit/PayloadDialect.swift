@@ -50,4 +50,7 @@ public enum PayloadDialect: String, Sendable, Hashable, Codable, CaseIterable {
     /// app that keeps only the latest push should read the feed. Only the
     /// canonical dialect has one.
     public static let moreInFeedKey = "pushNotificationMoreInFeed"
+    /// The key of an edit: the new `title` and `body` of the notification of
+    /// the push's references (``NotificationEdit``). Both dialects read it.
+    public static let editKey = "pushNotificationEdit"
 }

@@ -5,8 +5,8 @@ import Foundation
 /// Values arrive either as Foundation objects (a push's `userInfo`, or the
 /// result of `JSONSerialization`) or through a `Decoder`; both are read into
 /// this shape so that one set of rules interprets them. Only one level of an
-/// array is looked into: custom data never needs more, and not descending keeps
-/// hostile nesting from costing stack.
+/// array or an object is looked into: custom data never needs more, and not
+/// descending keeps hostile nesting from costing stack.
 enum PayloadValue: Equatable {
     case null
     case bool(Bool)
@@ -16,6 +16,9 @@ enum PayloadValue: Equatable {
     case fraction(Double)
     case string(String)
     case array([PayloadValue])
+    /// An object, its values read without looking into them (an edit,
+    /// `pushNotificationEdit`, is the one object custom data holds).
+    case object([String: PayloadValue])
     /// Anything else, named for error messages ("an object", "Data").
     case other(String)
 
@@ -28,6 +31,7 @@ enum PayloadValue: Equatable {
         case .fraction: "a number with a fraction"
         case .string: "a string"
         case .array: "an array"
+        case .object: "an object"
         case .other(let kind): kind
         }
     }
@@ -36,7 +40,7 @@ enum PayloadValue: Equatable {
 // MARK: - From Foundation objects
 
 extension PayloadValue {
-    init(_ value: Any, lookIntoArrays: Bool = true) {
+    init(_ value: Any, lookInside: Bool = true) {
         switch value {
         case let string as String:
             self = .string(string)
@@ -45,9 +49,17 @@ extension PayloadValue {
         case is NSNull:
             self = .null
         case let array as [Any]:
-            self = lookIntoArrays ? .array(array.map { PayloadValue($0, lookIntoArrays: false) }) : .other("an array")
-        case is [AnyHashable: Any]:
-            self = .other("an object")
+            self = lookInside ? .array(array.map { PayloadValue($0, lookInside: false) }) : .other("an array")
+        case let object as [AnyHashable: Any]:
+            guard lookInside else {
+                self = .other("an object")
+                return
+            }
+            var fields: [String: PayloadValue] = [:]
+            for (key, value) in object {
+                if let key = key.base as? String { fields[key] = PayloadValue(value, lookInside: false) }
+            }
+            self = .object(fields)
         case is Data:
             self = .other("Data")
         default:
@@ -104,10 +116,10 @@ extension NSNumber {
 
 extension PayloadValue: Decodable {
     init(from decoder: any Decoder) throws {
-        self = try PayloadValue(decoder: decoder, lookIntoArrays: true)
+        self = try PayloadValue(decoder: decoder, lookInside: true)
     }
 
-    private init(decoder: any Decoder, lookIntoArrays: Bool) throws {
+    private init(decoder: any Decoder, lookInside: Bool) throws {
         if let container = try? decoder.singleValueContainer() {
             if container.decodeNil() {
                 self = .null
@@ -135,7 +147,7 @@ extension PayloadValue: Decodable {
             }
         }
         if var elements = try? decoder.unkeyedContainer() {
-            guard lookIntoArrays else {
+            guard lookInside else {
                 self = .other("an array")
                 return
             }
@@ -146,15 +158,33 @@ extension PayloadValue: Decodable {
             self = .array(values)
             return
         }
+        if let object = try? decoder.container(keyedBy: FieldKey.self) {
+            guard lookInside else {
+                self = .other("an object")
+                return
+            }
+            var fields: [String: PayloadValue] = [:]
+            for key in object.allKeys { fields[key.stringValue] = try object.decode(ArrayElement.self, forKey: key).value }
+            self = .object(fields)
+            return
+        }
         self = .other("an object")
     }
 
-    /// An array element: classified without looking into it.
+    private struct FieldKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// An array element, or an object's field: classified without looking into it.
     private struct ArrayElement: Decodable {
         var value: PayloadValue
 
         init(from decoder: any Decoder) throws {
-            value = try PayloadValue(decoder: decoder, lookIntoArrays: false)
+            value = try PayloadValue(decoder: decoder, lookInside: false)
         }
     }
 }

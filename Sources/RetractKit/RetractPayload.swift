@@ -36,6 +36,30 @@ public enum RetractPayload {
             guard retraction != nil, let customData else { return [] }
             return Set(customData.threadIDs)
         }
+
+        /// The edit the push makes, or nil when it makes none: no readable
+        /// `pushNotificationEdit`, no reference, or a retraction (removing
+        /// wins: a deleted message is never shown again).
+        public var edit: Edit? {
+            guard retraction == nil, let customData, let edit = customData.edit else { return nil }
+            let references = Set(customData.references)
+            return references.isEmpty ? nil : Edit(references: references, title: edit.title, body: edit.body)
+        }
+    }
+
+    /// What an edit push asks: show `title` and `body` instead of what the
+    /// notifications of `references` show, where they still show.
+    public struct Edit: Hashable, Sendable {
+        public var references: Set<ReferenceID>
+        /// The new title; nil keeps the one shown.
+        public var title: String?
+        public var body: String
+
+        public init(references: Set<ReferenceID>, title: String?, body: String) {
+            self.references = references
+            self.title = title
+            self.body = body
+        }
     }
 
     /// Reads a push leniently, as a device must: a value that cannot be read
@@ -88,7 +112,7 @@ public enum RetractPayload {
     private static func hasTopLevelKeys(_ userInfo: [AnyHashable: Any]) -> Bool {
         let keys =
             PayloadDialect.allCases.flatMap { [$0.referenceIDKey, $0.mustRemoveKey] } + [
-                PayloadDialect.referenceIDsKey, PayloadDialect.threadIDKey, PayloadDialect.threadIDsKey,
+                PayloadDialect.referenceIDsKey, PayloadDialect.threadIDKey, PayloadDialect.threadIDsKey, PayloadDialect.editKey,
             ]
         return keys.contains { userInfo[$0] != nil }
     }

@@ -59,7 +59,9 @@ public struct RetractionHandler: Sendable {
     /// ```
     public func handle(_ reading: RetractPayload.Reading) async -> RetractionReport {
         guard let references = reading.retraction else {
-            return RetractionReport(outcome: .notARetraction, diagnostics: reading.diagnostics)
+            var report = RetractionReport(outcome: .notARetraction, diagnostics: reading.diagnostics)
+            if let edit = reading.edit { report.edit = await self.edit(edit) }
+            return report
         }
         let threads = reading.retractedThreads
         var report = RetractionReport(
@@ -93,8 +95,37 @@ public struct RetractionHandler: Sendable {
         if !references.isEmpty { try? tombstones?.record(references) }
         let identifiers = await center.deliveredNotifications().identifiers(retractedBy: references, threads: threads)
         guard !identifiers.isEmpty else { return .noMatch }
+        return await remove(identifiers)
+    }
+
+    /// Removes `identifiers`, and returns once Notification Center no longer
+    /// lists them, or after the removal wait; records no tombstone.
+    func remove(_ identifiers: [String]) async -> RetractionOutcome {
         center.removeDeliveredNotifications(withIdentifiers: identifiers)
         return await awaitRemoval(of: identifiers)
+    }
+
+    /// What Notification Center shows now.
+    func delivered() async -> [DeliveredNotification] {
+        await center.deliveredNotifications()
+    }
+
+    /// Shows an edit's text in the delivered notifications of its
+    /// references (by their custom data or identifier, never their thread),
+    /// each in its place and silently. A notification no longer showing
+    /// stays gone: an edit never posts one. A reference retracted on this
+    /// device (a tombstone) edits nothing: a deleted message is never shown
+    /// again, in any words.
+    public func edit(_ edit: RetractPayload.Edit) async -> EditReport {
+        if let tombstones, edit.references.contains(where: tombstones.contains) {
+            return EditReport(edit: edit, edited: [], wasRetracted: true)
+        }
+        var edited: [String] = []
+        for identifier in await center.deliveredNotifications().identifiers(editedBy: edit.references)
+        where await center.replaceText(ofDelivered: identifier, title: edit.title, body: edit.body) {
+            edited.append(identifier)
+        }
+        return EditReport(edit: edit, edited: edited)
     }
 
     /// Asks Notification Center until none of `identifiers` is listed, at
@@ -118,14 +149,15 @@ public struct RetractionHandler: Sendable {
     /// For an app that handles silent pushes of its own: handles the push
     /// only when it is a retraction.
     ///
-    /// - Returns: true when the push is a retraction; `completion` is then
-    ///   called exactly once, on the main actor, after the removal. False when
-    ///   it is not; `completion` is never called, and the push is the
+    /// - Returns: true when the push is a retraction or an edit
+    ///   (``RetractionReport/edit``); `completion` is then called exactly
+    ///   once, on the main actor, after the removal or the edit. False when
+    ///   it is neither; `completion` is never called, and the push is the
     ///   caller's to handle.
     @MainActor
     public func handleIfRetraction(userInfo: [AnyHashable: Any], completion: @escaping @MainActor (RetractionReport) -> Void) -> Bool {
         let reading = RetractPayload.read(userInfo)
-        guard reading.retraction != nil else { return false }
+        guard reading.retraction != nil || reading.edit != nil else { return false }
         Task { completion(await handle(reading)) }
         return true
     }

@@ -53,6 +53,9 @@ public struct RetractionReport: Hashable, Sendable {
     /// there (``NotificationCustomData/moreInFeed``); `notConfigured` when
     /// the handler has no feed or the push did not ask.
     public var catchUp: RetractionServiceExtension.FeedCatchUp.Outcome = .notConfigured
+    /// What an edit push changed; nil for any other push. Its
+    /// ``outcome`` is then ``RetractionOutcome/notARetraction``.
+    public var edit: EditReport?
 
     public init(
         outcome: RetractionOutcome, references: Set<ReferenceID> = [], threads: Set<String> = [], diagnostics: [RetractPayloadError] = []
@@ -61,5 +64,22 @@ public struct RetractionReport: Hashable, Sendable {
         self.references = references
         self.threads = threads
         self.diagnostics = diagnostics
+    }
+}
+
+/// What an edit push (``RetractPayload/Reading/edit``) changed on the device.
+public struct EditReport: Hashable, Sendable {
+    public var edit: RetractPayload.Edit
+    /// The notifications that now show the new text; none when the original
+    /// no longer shows (the user dismissed it).
+    public var edited: [String]
+    /// Whether one of its references was retracted on this device (a
+    /// tombstone): then nothing was edited.
+    public var wasRetracted: Bool
+
+    public init(edit: RetractPayload.Edit, edited: [String], wasRetracted: Bool = false) {
+        self.edit = edit
+        self.edited = edited
+        self.wasRetracted = wasRetracted
     }
 }

@@ -16,6 +16,11 @@ import UserNotifications
 ///   cannot suppress.
 /// - An original retracted before it arrived is suppressed, or shown with the
 ///   retraction text in place of its content.
+/// - An edit carrier (a push ``RetractPayload/read(_:)`` reads as an edit)
+///   takes the place of its original, with the new text, where the original
+///   still shows; where it does not (the user dismissed it), it is
+///   suppressed, or shown when the extension cannot suppress. Of a message
+///   retracted on this device, it is handled as a late original.
 /// - Anything else is shown unchanged.
 ///
 /// Given a ``FeedCatchUp``, it also reads the device feed on each push and
@@ -41,6 +46,9 @@ public struct RetractionServiceExtension: Sendable {
         /// since they may quote the deleted message. Its custom data stays, so
         /// a later retraction still finds it.
         case replaceBody(String)
+        /// Show the push with this body, and this title (nil: the title of
+        /// the original it edits): an edit carrier, in its original's place.
+        case showEdit(title: String?, body: String)
     }
 
     /// What the extension did with one push.
@@ -140,6 +148,9 @@ public struct RetractionServiceExtension: Sendable {
     private enum Arrival: Sendable {
         /// A retraction carrier: what it removes is yet to be awaited.
         case carrier(RetractPayload.Reading)
+        /// An edit carrier, with its identifier (the collapse id of its
+        /// original, when the server had one) and what could not be read.
+        case editCarrier(RetractPayload.Edit, identifier: String, diagnostics: [RetractPayloadError])
         /// Any other push, decided as it is read from the tombstones; with
         /// the push as matching sees it, should the feed name it.
         case decided(Report, DeliveredNotification)
@@ -150,6 +161,7 @@ public struct RetractionServiceExtension: Sendable {
         // The carrier test comes first: a carrier's identifier is the collapse
         // id of an original it retracts, so it may look retracted itself.
         if reading.retraction != nil { return .carrier(reading) }
+        if let edit = reading.edit { return .editCarrier(edit, identifier: identifier, diagnostics: reading.diagnostics) }
         let retraction = RetractionReport(outcome: .notARetraction, diagnostics: reading.diagnostics)
         let notification = DeliveredNotification(identifier: identifier, userInfo: userInfo)
         guard tombstones?.wasRetracted(notification) == true else {
@@ -169,6 +181,12 @@ public struct RetractionServiceExtension: Sendable {
         switch arrival {
         case .carrier(let reading):
             report = await handle(carrier: reading)
+        case .editCarrier(let edit, let identifier, let diagnostics):
+            report = await handle(editCarrier: edit, identifier: identifier, diagnostics: diagnostics)
+            if !report.wasRetracted, case .caughtUp(_, let references) = caughtUp, !edit.references.isDisjoint(with: references) {
+                report.decision = retractedDecision
+                report.wasRetracted = true
+            }
         case .decided(let decided, let notification):
             report = decided
             if !report.wasRetracted, case .caughtUp(_, let references) = caughtUp, notification.isRetracted(by: references) {
@@ -184,6 +202,27 @@ public struct RetractionServiceExtension: Sendable {
     /// stay in one place; the carrier itself is then suppressed when it can be.
     private func handle(carrier reading: RetractPayload.Reading) async -> Report {
         Report(decision: hasFilteringEntitlement ? .suppress : .passThrough, retraction: await handler.handle(reading))
+    }
+
+    /// An edit carrier takes the place of the originals it edits: it shows
+    /// the new text under its own identifier (the original's collapse id,
+    /// so iOS puts it where the original was), and the originals shown
+    /// under another identifier are removed. With none showing, the user
+    /// dismissed the message, and the carrier is hidden where it can be.
+    private func handle(editCarrier edit: RetractPayload.Edit, identifier: String, diagnostics: [RetractPayloadError]) async -> Report {
+        var retraction = RetractionReport(outcome: .notARetraction, diagnostics: diagnostics)
+        if let tombstones, edit.references.contains(where: tombstones.contains) {
+            retraction.edit = EditReport(edit: edit, edited: [], wasRetracted: true)
+            return Report(decision: retractedDecision, retraction: retraction, wasRetracted: true)
+        }
+        let shown = await handler.delivered().filter { $0.isEdited(by: edit.references) }
+        retraction.edit = EditReport(edit: edit, edited: shown.map(\.identifier))
+        guard !shown.isEmpty else {
+            return Report(decision: hasFilteringEntitlement ? .suppress : .passThrough, retraction: retraction)
+        }
+        let elsewhere = shown.map(\.identifier).filter { $0 != identifier }
+        if !elsewhere.isEmpty { _ = await handler.remove(elsewhere) }
+        return Report(decision: .showEdit(title: edit.title ?? shown.compactMap(\.title).first, body: edit.body), retraction: retraction)
     }
 }
 
@@ -217,6 +256,11 @@ private struct PendingContent: @unchecked Sendable {
             let content = request.content.mutableCopy() as? UNMutableNotificationContent ?? UNMutableNotificationContent()
             content.title = ""
             content.subtitle = ""
+            content.body = body
+            contentHandler(content)
+        case .showEdit(let title, let body):
+            let content = request.content.mutableCopy() as? UNMutableNotificationContent ?? UNMutableNotificationContent()
+            if let title { content.title = title }
             content.body = body
             contentHandler(content)
         }

@@ -94,10 +94,12 @@ package struct RetractionBrief: Hashable, Sendable {
     package var reason: String?
     /// What it selects by (`thread "c-1"`), nil for a retraction of references.
     package var selector: String?
+    /// Whether it is an edit (`POST /v1/edits`): the notification got new text, and was not removed.
+    package var isEdit: Bool
 
     package init(
         id: UUID, state: Retraction.State, mode: RetractionMode, dryRun: Bool, createdAt: Date, requestedBy: String, reason: String?,
-        selector: String?
+        selector: String?, isEdit: Bool = false
     ) {
         self.id = id
         self.state = state
@@ -107,6 +109,7 @@ package struct RetractionBrief: Hashable, Sendable {
         self.requestedBy = requestedBy
         self.reason = reason
         self.selector = selector
+        self.isEdit = isEdit
     }
 }
 

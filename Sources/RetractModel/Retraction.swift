@@ -111,6 +111,11 @@ package struct Retraction: Hashable, Sendable {
     package var badge: Int?
     /// What its alerts show instead of its app's retraction text, if given.
     package var text: String?
+    /// For an edit: the new text of its one reference, which its pushes
+    /// carry instead of a removal (docs/api.md, "Edits").
+    package var edit: NotificationEdit?
+    /// For an edit: the conversation its alerts show under (`aps.thread-id`).
+    package var editThread: String?
     package var createdAt: Date
     package var startedAt: Date?
     package var finishedAt: Date?
@@ -121,7 +126,8 @@ package struct Retraction: Hashable, Sendable {
         mostReferences: Int? = nil, requestedBy: String, reason: String? = nil, dryRun: Bool, state: State, failure: String? = nil,
         cancellation: Cancellation? = nil, approval: Approval? = nil, requestedKeyID: UUID? = nil, counts: RetractionCounts,
         pushes: PushesSent, waitingReason: String? = nil, mode: RetractionMode, badge: Int? = nil,
-        text: String? = nil, createdAt: Date, startedAt: Date? = nil, finishedAt: Date? = nil, updatedAt: Date
+        text: String? = nil, edit: NotificationEdit? = nil, editThread: String? = nil, createdAt: Date, startedAt: Date? = nil,
+        finishedAt: Date? = nil, updatedAt: Date
     ) {
         self.id = id
         self.appID = appID
@@ -143,6 +149,8 @@ package struct Retraction: Hashable, Sendable {
         self.mode = mode
         self.badge = badge
         self.text = text
+        self.edit = edit
+        self.editThread = editThread
         self.createdAt = createdAt
         self.startedAt = startedAt
         self.finishedAt = finishedAt
@@ -300,11 +308,13 @@ package struct RetractionRequest: Hashable, Sendable {
     package var text: String?
     /// The API key that asks, if one does: it may not approve the retraction too.
     package var requestedKeyID: UUID?
+    /// An edit instead of a removal: the new text of the target's one reference.
+    package var edit: NotificationEdit?
 
     package init(
         appID: Int64, target: RetractionTarget, requestedBy: String, reason: String? = nil, dryRun: Bool = false,
         idempotencyKey: String? = nil, mode: RetractionMode = .background, badge: Int? = nil, text: String? = nil,
-        requestedKeyID: UUID? = nil
+        requestedKeyID: UUID? = nil, edit: NotificationEdit? = nil
     ) {
         self.appID = appID
         self.target = target
@@ -316,6 +326,7 @@ package struct RetractionRequest: Hashable, Sendable {
         self.badge = badge
         self.text = text
         self.requestedKeyID = requestedKeyID
+        self.edit = edit
     }
 
     /// The references to retract; empty when ``selector`` says what to retract.

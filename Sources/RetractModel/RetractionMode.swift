@@ -49,4 +49,24 @@ package enum RetractionMode: String, Hashable, Sendable, Codable, CaseIterable {
             return "the retraction text makes too large a push (\(error)); shorten it"
         }
     }
+
+    /// What is wrong with an edit of `reference`, by field (`title`,
+    /// `body`), or nil: each as a retraction text is checked (no control
+    /// characters, at most ``maximumTextBytes``; a body not empty), and the
+    /// edit's largest push, a service-extension alert under the longest
+    /// thread, must fit the smallest body (FCM's).
+    package static func problem(withEdit edit: NotificationEdit, reference: ReferenceID) -> FieldProblem? {
+        for (field, text) in [("title", edit.title), ("body", edit.body)] {
+            guard let text, let problem = problem(withText: text) else { continue }
+            return FieldProblem(field, problem.replacingOccurrences(of: "the retraction text", with: "the \(field)"))
+        }
+        let thread = String(repeating: "t", count: DeliveryLabels.maximumLength)
+        let aps = RetractionAPS.alert(title: edit.title, body: edit.body, mutableContent: true, thread: thread)
+        do {
+            _ = try PayloadBuilder().editBody(for: reference, edit: edit, limit: smallestBodyLimit, aps: aps)
+            return nil
+        } catch {
+            return FieldProblem("body", "the edit makes too large a push (\(error)); shorten the title or the body")
+        }
+    }
 }

@@ -207,6 +207,32 @@ struct RetractionBody: Decodable {
     }
 }
 
+/// `POST /v1/edits`.
+struct EditBody: Decodable {
+    var app: String
+    /// The one reference whose notification is edited.
+    var reference: String
+    /// The new title: absent, phones keep the one shown where they can.
+    var title: String?
+    var body: String
+    var reason: String?
+    var dryRun: Bool?
+    /// `background`, `service-extension` or `replace`; the app's default when absent.
+    var mode: String?
+    /// What a retraction takes and an edit does not: refused by name, not ignored.
+    var references: [String]?
+    var badge: Int?
+    var text: String?
+
+    /// The first field given that a retraction takes and an edit does not, and why.
+    var retractionField: (field: String, problem: String)? {
+        if references != nil { return ("references", "an edit is of one reference: give it as `reference`") }
+        if badge != nil { return ("badge", "an edit leaves the badge as it is") }
+        if text != nil { return ("text", "an edit's alerts show its own title and body") }
+        return nil
+    }
+}
+
 /// `POST /v1/retractions/{id}/cancel`.
 struct ReasonBody: Decodable {
     /// Why it is cancelled, approved or rejected: kept in the audit log and shown with the retraction.

@@ -43,6 +43,8 @@ struct RetractionBriefView: Encodable {
     var requestedBy: String
     var reason: String?
     var selector: String?
+    /// True for an edit, which gave the notification new text and did not remove it; absent otherwise.
+    var edit: Bool?
 
     init(_ brief: RetractionBrief) {
         id = brief.id.uuidString.lowercased()
@@ -53,6 +55,7 @@ struct RetractionBriefView: Encodable {
         requestedBy = brief.requestedBy
         reason = brief.reason
         selector = brief.selector
+        edit = brief.isEdit ? true : nil
     }
 }
 

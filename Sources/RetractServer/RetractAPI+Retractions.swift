@@ -16,23 +16,61 @@ extension RetractAPI {
 
     /// `POST /v1/retractions`: makes a retraction; the workers send its pushes.
     func retract(_ input: PostInput) async throws -> Answer {
-        let (body, caller) = (input.body, input.caller)
-        try caller.require(.retract)
-        let given = try JSONBody.decode(RetractionBody.self, from: body)
-        let app = try await app(named: given.app, for: caller, field: "app")
+        try input.caller.require(.retract)
+        let given = try JSONBody.decode(RetractionBody.self, from: input.body)
+        let app = try await app(named: given.app, for: input.caller, field: "app")
         let target = try Self.target(of: given)
-        var reason: String?
-        if let text = given.reason { reason = try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength) }
-        let dryRun = given.dryRun ?? false
-        let mode = try Validate.mode(given.mode, field: "mode")
-        // Where this process sends, a key it cannot read is refused before anything is written.
-        if !dryRun && settings.mode.runsWorkers { try engine.checkCredentials(of: app) }
-        // The ledger keeps the key with the retraction, in the same statement: a retry after
-        // a crash that lost the HTTP layer's record still finds the first retraction.
-        let ledgerKey = input.idempotencyKey.map { "api:\(caller.key.id.uuidString.lowercased()):\($0)" }
+        let asked = try checked(reason: given.reason, dryRun: given.dryRun, mode: given.mode, app: app, input: input)
         let (retraction, _) = try await engine.startRetraction(
-            app: app, target: target, requestedBy: caller.actor, reason: reason, dryRun: dryRun,
-            idempotencyKey: ledgerKey, mode: mode, badge: given.badge, text: given.text, requestedKeyID: caller.key.id)
+            app: app, target: target, requestedBy: input.caller.actor, reason: asked.reason, dryRun: asked.dryRun,
+            idempotencyKey: asked.ledgerKey, mode: asked.mode, badge: given.badge, text: given.text, requestedKeyID: input.caller.key.id)
+        return Self.accepted(retraction, app: app)
+    }
+
+    /// `POST /v1/edits`: an edit of one reference (docs/api.md, "Edits"): its
+    /// devices are sent the new text, as a retraction's are sent a removal,
+    /// and it is followed, cancelled and approved as one, at
+    /// `/v1/retractions/{id}`.
+    func editNotification(_ input: PostInput) async throws -> Answer {
+        try input.caller.require(.retract)
+        let given = try JSONBody.decode(EditBody.self, from: input.body)
+        if let (field, problem) = given.retractionField { throw APIProblem.invalid(field, problem) }
+        let app = try await app(named: given.app, for: input.caller, field: "app")
+        let reference = try Validate.reference(given.reference, field: "reference")
+        let asked = try checked(reason: given.reason, dryRun: given.dryRun, mode: given.mode, app: app, input: input)
+        let (edit, _) = try await engine.startRetraction(
+            app: app, target: .references([reference]), requestedBy: input.caller.actor, reason: asked.reason, dryRun: asked.dryRun,
+            idempotencyKey: asked.ledgerKey, requireRecorded: true, mode: asked.mode, requestedKeyID: input.caller.key.id,
+            edit: NotificationEdit(title: given.title, body: given.body))
+        return Self.accepted(edit, app: app)
+    }
+
+    /// What a retraction and an edit both take from their body, checked.
+    private struct Asked {
+        var reason: String?
+        var dryRun: Bool
+        var mode: RetractionMode?
+        /// The idempotency key as the ledger keeps it, with the retraction, in the same
+        /// statement: a retry after a crash that lost the HTTP layer's record still finds it.
+        var ledgerKey: String?
+    }
+
+    /// The reason, dry run and mode a body gives, each bad one named; where this
+    /// process sends, an app key it cannot read is refused before anything is written.
+    private func checked(reason: String?, dryRun: Bool?, mode: String?, app: App, input: PostInput) throws -> Asked {
+        let dryRun = dryRun ?? false
+        let asked = Asked(
+            reason: try reason.map { (text) throws(APIProblem) in
+                try Validate.text(text, field: "reason", maximumLength: Self.maximumReasonLength)
+            },
+            dryRun: dryRun, mode: try Validate.mode(mode, field: "mode"),
+            ledgerKey: input.idempotencyKey.map { "api:\(input.caller.key.id.uuidString.lowercased()):\($0)" })
+        if !dryRun && settings.mode.runsWorkers { try engine.checkCredentials(of: app) }
+        return asked
+    }
+
+    /// 202 with what was made, and where to follow it.
+    private static func accepted(_ retraction: Retraction, app: App) -> Answer {
         let warnings = RetractionWarnings.before(retraction, dialect: app.dialect)
         return Answer(
             .accepted,

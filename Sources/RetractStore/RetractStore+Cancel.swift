@@ -172,5 +172,5 @@ extension RetractStore {
     /// dry run, not cancelled, and not (or not yet) refused approval. The device feed, the late-delivery rule
     /// and the history pushes carry read retractions through it.
     static let takesDeliveries =
-        "NOT r.dry_run AND r.state NOT IN ('cancelling', 'cancelled', 'awaiting-approval', 'rejected', 'expired')"
+        "NOT r.dry_run AND r.edit_body IS NULL AND r.state NOT IN ('cancelling', 'cancelled', 'awaiting-approval', 'rejected', 'expired')"
 }

@@ -126,6 +126,9 @@ extension RetractStore {
             appIDs: appIDs, references: references, tokens: tokens, sentAt: sentAt, transports: transports, collapseIDs: collapseIDs,
             labels: labels)
         let logger = logger
+        // A caller about to send (`refuse`) has the edit sent after the original, once it is accepted
+        // (retractSentWhileRetracted): made now, it could reach the phone first, and find nothing to edit.
+        let editing = if case .retract = rule { true } else { false }
         @Sendable func refused(on connection: PostgresConnection) async throws -> Bool {
             try await Self.lockReferences(apps: all.appIDs, references: all.references, exclusive: false, on: connection, logger: logger)
             try await Self.lockLabels(all.distinctLabels, exclusive: false, on: connection, logger: logger)
@@ -140,7 +143,9 @@ extension RetractStore {
                 try await client.withTransaction(logger: logger) { connection in
                     if try await refused(on: connection) { return Recorded(refusedAsRetracted: true) }
                     try await connection.query(insert(""), logger: logger)
-                    return Recorded(new: deliveries.count, lateRetractions: try await Self.retractLate(all, on: connection, logger: logger))
+                    return Recorded(
+                        new: deliveries.count,
+                        lateRetractions: try await Self.retractLate(all, editing: editing, on: connection, logger: logger))
                 }
             }
         } catch let error where error.code == .uniqueViolation {
@@ -166,7 +171,8 @@ extension RetractStore {
                             labels: [labels.0, labels.1, labels.2, labels.3])
                     }
                     return Recorded(
-                        new: new.references.count, lateRetractions: try await Self.retractLate(new, on: connection, logger: logger))
+                        new: new.references.count,
+                        lateRetractions: try await Self.retractLate(new, editing: editing, on: connection, logger: logger))
                 }
             }
         }

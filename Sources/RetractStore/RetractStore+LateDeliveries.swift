@@ -96,24 +96,38 @@ extension RetractStore {
     /// selector takes (same label, sent within its range): for each app, mode
     /// and badge, one retraction of those devices' references only, sent in
     /// the mode of the latest retraction of each reference (else of the
-    /// latest selector).
+    /// latest selector). A new delivery of a reference that was edited, and
+    /// not retracted, is sent the newest edit of it instead, in an edit of
+    /// its own (one per reference: an edit is of one).
     ///
     /// Nearly every batch has no retracted reference: that is one look through
     /// the index of retractions by reference, and for a batch with labels one
     /// through the index of retractions by selector.
     ///
     /// - Returns: the retractions made.
-    static func retractLate(_ new: NewDeliveries, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
+    /// - Parameter editing: whether a late edit is made too; not for
+    ///   deliveries recorded before their original is sent.
+    static func retractLate(
+        _ new: NewDeliveries, editing: Bool = true, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [UUID] {
         guard !new.references.isEmpty else { return [] }
         let retracted = try await retractedReferences(apps: new.appIDs, references: new.references, on: connection, logger: logger)
         let selected = try await selectedDeliveries(new, on: connection, logger: logger)
-        guard !retracted.isEmpty || !selected.isEmpty else { return [] }
-        try await addToFeedOfEarlierRetractions(new, on: connection, logger: logger)
+        let edited =
+            editing ? try await editedReferences(apps: new.appIDs, references: new.references, on: connection, logger: logger) : [:]
+        guard !retracted.isEmpty || !selected.isEmpty || !edited.isEmpty else { return [] }
+        if !retracted.isEmpty || !selected.isEmpty { try await addToFeedOfEarlierRetractions(new, on: connection, logger: logger) }
 
-        // Each late delivery's mode: that of the latest retraction of its reference, else of the latest selector taking it.
+        // Each late delivery's mode: that of the latest retraction of its reference, else of the latest selector taking it,
+        // else (the message is still to be shown) that of the newest edit of its reference.
         var modes: [Int: Mode] = selected
         for index in new.references.indices {
-            if let mode = retracted[Key(appID: new.appIDs[index], reference: new.references[index])] { modes[index] = mode }
+            let key = Key(appID: new.appIDs[index], reference: new.references[index])
+            if let mode = retracted[key] {
+                modes[index] = mode
+            } else if modes[index] == nil, let mode = edited[key] {
+                modes[index] = mode
+            }
         }
         modes = try await withTexts(modes, on: connection, logger: logger)
         // A retraction names at most 1000 references: each mode's late references go in chunks of that many.
@@ -147,16 +161,17 @@ extension RetractStore {
             let deviceRefs = try tokens.map { String(decoding: try JSONEncoder().encode(devices[$0]!.references), as: UTF8.self) }
             let collapseIDs = try tokens.map { String(decoding: try JSONEncoder().encode(devices[$0]!.collapseIDs), as: UTF8.self) }
             let transports = tokens.map { devices[$0]!.transport }
-            let reason = "recorded after its retraction"
+            let reason = mode.edit == nil ? "recorded after its retraction" : "recorded after its edit"
+            let action = mode.edit == nil ? "retraction.created" : "edit.created"
             let days = sent[group]!
             try await connection.query(
                 """
                 WITH made AS (
                     INSERT INTO retractions (id, app_id, refs, requested_by, reason, state, total, retrying, mode, badge, text,
-                                             delivered_from, delivered_through)
+                                             delivered_from, delivered_through, edit_title, edit_body, edit_thread)
                     VALUES (\(id), \(mode.appID), \(references), \(Self.lateDeliveryActor), \(reason), 'queued', \(tokens.count),
                             \(tokens.count), \(mode.mode), \(mode.badge), \(mode.text), (\(days.lowerBound) AT TIME ZONE 'UTC')::date,
-                            (\(days.upperBound) AT TIME ZONE 'UTC')::date)
+                            (\(days.upperBound) AT TIME ZONE 'UTC')::date, \(mode.edit?.title), \(mode.edit?.body), \(mode.editThread))
                     RETURNING id
                 ),
                 queued AS (
@@ -166,7 +181,7 @@ extension RetractStore {
                     FROM unnest(\(tokens)::bytea[], \(deviceRefs)::text[], \(transports)::text[], \(collapseIDs)::text[]) AS u (t, f, x, c)
                 )
                 INSERT INTO audit_log (actor, action, app_id, subject, details)
-                SELECT \(Self.lateDeliveryActor), 'retraction.created', \(mode.appID), \(id.uuidString.lowercased()),
+                SELECT \(Self.lateDeliveryActor), \(action), \(mode.appID), \(id.uuidString.lowercased()),
                        jsonb_strip_nulls(jsonb_build_object('references', \(references.joined(separator: ","))::text, 'devices', \(String(tokens.count))::text,
                                           'dryRun', 'false', 'reason', \(reason)::text, 'mode', \(mode.mode)::text,
                                           'badge', \(mode.badge.map(String.init))::text))
@@ -236,6 +251,32 @@ extension RetractStore {
         return retracted
     }
 
+    /// The references among `references` each app edited and did not
+    /// retract: the mode and text of the newest edit of each (dry runs and
+    /// edits cancelled, awaiting approval, rejected or expired aside). The
+    /// caller prefers a retraction of the same reference.
+    static func editedReferences(
+        apps: [Int64], references: [String], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [Key: Mode] {
+        let refs = Array(Set(references))
+        var edited: [Key: Mode] = [:]
+        let rows = try await connection.query(
+            """
+            SELECT DISTINCT ON (r.app_id, r.refs[1]) r.app_id, r.refs[1], r.mode, r.edit_title, r.edit_body, r.edit_thread
+            FROM retractions r
+            WHERE r.app_id = ANY(\(Array(Set(apps)))::bigint[]) AND r.refs && \(refs)::text[] AND r.edit_body IS NOT NULL
+              AND NOT r.dry_run AND r.state NOT IN ('cancelling', 'cancelled', 'awaiting-approval', 'rejected', 'expired')
+            ORDER BY r.app_id, r.refs[1], r.created_at DESC
+            """,
+            logger: logger)
+        for try await (appID, reference, mode, title, body, thread) in rows.decode((Int64, String, String, String?, String, String?).self) {
+            edited[Key(appID: appID, reference: reference)] = Mode(
+                appID: appID, mode: mode, badge: nil, edit: NotificationEdit(title: title, body: body), editThread: thread,
+                editReference: reference)
+        }
+        return edited
+    }
+
     /// Takes, until the transaction ends, the locks of the references'
     /// buckets (64 per app, by a hash of the reference; in one order, so two
     /// transactions cannot deadlock): shared to record deliveries, exclusive
@@ -279,6 +320,11 @@ extension RetractStore {
         var text: String? = nil
         /// The retraction it follows, until its text is read.
         var source: UUID? = nil
+        /// For the edit it follows: the new text, its thread, and its one
+        /// reference, which keeps each reference's late edit apart.
+        var edit: NotificationEdit? = nil
+        var editThread: String? = nil
+        var editReference: String? = nil
     }
 
     /// Each mode with the text of the retraction it follows, read in one

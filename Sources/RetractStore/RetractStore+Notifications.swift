@@ -163,7 +163,7 @@ extension RetractStore {
         let apps = notifications.map(\.appID)
         let references = notifications.map(\.reference)
         let columns =
-            "r.id, r.state, r.mode, r.dry_run, r.created_at, r.requested_by, r.reason, r.selector_kind, r.selector_value, r.sent_after, r.sent_before"
+            "r.id, r.state, r.mode, r.dry_run, r.created_at, r.requested_by, r.reason, r.selector_kind, r.selector_value, r.sent_after, r.sent_before, r.edit_body IS NOT NULL"
         let rows = try await client.query(
             """
             SELECT x.app_id, x.reference, \(unescaped: columns)
@@ -198,14 +198,14 @@ extension RetractStore {
             var columns = ColumnReader(row)
             let (appID, reference, id, state, mode, dryRun, createdAt, requestedBy, reason) = try columns.next(
                 (Int64, String, UUID, String, String, Bool, Date, String, String?).self)
-            let (kind, value, sentAfter, sentBefore) = try columns.next((String?, String?, Date?, Date?).self)
+            let (kind, value, sentAfter, sentBefore, isEdit) = try columns.next((String?, String?, Date?, Date?, Bool).self)
             let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map {
                 RetractionSelector($0, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore).description
             }
             briefs[Pair(appID, reference), default: []].append(
                 RetractionBrief(
                     id: id, state: Retraction.State(rawValue: state) ?? .failed, mode: RetractionMode(rawValue: mode) ?? .background,
-                    dryRun: dryRun, createdAt: createdAt, requestedBy: requestedBy, reason: reason, selector: selector))
+                    dryRun: dryRun, createdAt: createdAt, requestedBy: requestedBy, reason: reason, selector: selector, isEdit: isEdit))
         }
         return briefs
     }

@@ -28,9 +28,12 @@ extension RetractStore {
                     let (selector, census) = try await Self.lockAndCount(
                         references: refs, selector: request.selector, appID: request.appID, dryRun: request.dryRun,
                         oldestKept: oldestKept, on: connection, logger: logger)
+                    let editThread =
+                        request.edit == nil
+                        ? nil : try await Self.editThread(of: refs, appID: request.appID, on: connection, logger: logger)
                     return try await Self.insert(
                         request, id: id, references: refs, selector: selector, census: census, hash: requestHash,
-                        on: connection, logger: logger)
+                        editThread: editThread, on: connection, logger: logger)
                 }
             }
             return (retraction, false)
@@ -90,13 +93,42 @@ extension RetractStore {
         return census
     }
 
+    /// What an edit of `refs` (one reference) shows under: the thread its
+    /// deliveries were recorded with. Refused, under the edit's lock, when
+    /// the reference was retracted: a deleted message is never shown again,
+    /// in any words.
+    private static func editThread(
+        of refs: [String], appID: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws
+        -> String?
+    {
+        let retracted = try await connection.query(
+            """
+            SELECT r.id FROM retractions r
+            WHERE r.app_id = \(appID) AND r.refs && \(refs)::text[] AND \(unescaped: Self.takesDeliveries) LIMIT 1
+            """,
+            logger: logger
+        ).values(of: UUID.self)
+        if let retraction = retracted.first {
+            throw StoreError(
+                .stateConflict,
+                "\(refs.joined(separator: ", ")) was retracted (retraction \(retraction.uuidString.lowercased())); a retracted message cannot be edited"
+            )
+        }
+        return try await connection.query(
+            "SELECT thread FROM deliveries WHERE app_id = \(appID) AND reference = ANY(\(refs)::text[]) AND thread IS NOT NULL LIMIT 1",
+            logger: logger
+        ).values(of: String.self).first
+    }
+
     /// Writes the retraction, its one work item (unless there is nothing to
     /// send) and its audit line, in one statement.
     private static func insert(
         _ request: RetractionRequest, id: UUID, references refs: [String], selector: RetractionSelector?, census: Census,
-        hash: ByteBuffer, on connection: PostgresConnection, logger: Logger
+        hash: ByteBuffer, editThread: String?, on connection: PostgresConnection, logger: Logger
     ) async throws -> Retraction {
         let subject = id.uuidString.lowercased()
+        let action = request.edit == nil ? "retraction.created" : "edit.created"
         let described = selector.map { $0.description } ?? refs.joined(separator: ",")
         let rows = try await connection.query(
             """
@@ -111,7 +143,7 @@ extension RetractStore {
                                          idempotency_key, request_hash, finished_at, mode, badge,
                                          selector_kind, selector_value, sent_after, sent_before, matched_refs, most_refs,
                                          delivered_from, delivered_through, taken_refs, text,
-                                         requested_key_id, approval, approval_expires_at)
+                                         requested_key_id, approval, approval_expires_at, edit_title, edit_body, edit_thread)
                 VALUES (\(id), \(request.appID), \(refs), \(request.requestedBy), \(request.reason), \(request.dryRun),
                         CASE WHEN \(request.dryRun) OR \(census.devices) = 0 THEN 'done'
                              WHEN coalesce((SELECT awaits FROM awaits), false) THEN 'awaiting-approval' ELSE 'queued' END,
@@ -122,7 +154,8 @@ extension RetractStore {
                         \(census.mostReferences), \(census.deliveredFrom), \(census.deliveredThrough),
                         \(request.dryRun ? nil : census.takenReferences), \(request.text), \(request.requestedKeyID),
                         CASE WHEN (SELECT awaits FROM awaits) THEN 'awaiting' END,
-                        CASE WHEN (SELECT awaits FROM awaits) THEN now() + make_interval(mins => (SELECT approval_window_minutes FROM awaits)) END)
+                        CASE WHEN (SELECT awaits FROM awaits) THEN now() + make_interval(mins => (SELECT approval_window_minutes FROM awaits)) END,
+                        \(request.edit?.title), \(request.edit?.body), \(editThread))
                 RETURNING \(unescaped: Self.storedColumns)
             ),
             queued AS (
@@ -130,11 +163,11 @@ extension RetractStore {
             ),
             audited AS (
                 INSERT INTO audit_log (actor, action, app_id, subject, details)
-                SELECT \(request.requestedBy), 'retraction.created', \(request.appID), \(subject),
+                SELECT \(request.requestedBy), \(action), \(request.appID), \(subject),
                        jsonb_strip_nulls(jsonb_build_object(
                            \(selector == nil ? "references" : "selector")::text, \(described)::text, 'devices', total::text,
                            'dryRun', dry_run::text, 'reason', \(request.reason)::text, 'mode', mode, 'badge', badge::text,
-                           'text', text, 'approval', approval))
+                           'text', text, 'approval', approval, 'title', edit_title, 'body', edit_body))
                 FROM made
             )
             SELECT \(unescaped: Self.storedColumns), 0::bigint, NULL::text FROM made
@@ -227,6 +260,8 @@ extension RetractStore {
         ]
         // Only a retraction with its own text adds it, so a hash kept from before texts existed still matches.
         if let text = request.text { fields.append("text:\(text)") }
+        // Only an edit adds its text, so a hash kept from before edits existed still matches.
+        if let edit = request.edit { fields += ["edit", edit.title ?? "\u{1}", edit.body] }
         // Only a retraction by selector adds its fields, so a hash kept from before selectors existed still matches.
         if let selector = request.selector {
             fields += [
@@ -251,7 +286,8 @@ extension RetractStore {
         history_carried, history_left_out,
         spared, cancelled_by, cancel_reason, cancelled_at,
         text,
-        requested_key_id, approval, approval_expires_at, decided_by, decision_reason, decided_at
+        requested_key_id, approval, approval_expires_at, decided_by, decision_reason, decided_at,
+        edit_title, edit_body, edit_thread
         """
 
     /// ``storedColumns`` and, from its queued work, the devices waiting for
@@ -284,6 +320,7 @@ extension RetractStore {
         let text = try columns.next(String?.self)
         let (requestedKeyID, approvalState, expiresAt, decidedBy, decisionReason, decidedAt) = try columns.next(
             (UUID?, String?, Date?, String?, String?, Date?).self)
+        let (editTitle, editBody, editThread) = try columns.next((String?, String?, String?).self)
         let (waiting, waitingReason) = try columns.next((Int, String?).self)
         let selector = kind.flatMap(RetractionSelector.Kind.init(rawValue:)).map { kind in
             RetractionSelector(kind, value ?? "", sentAfter: sentAfter, sentBefore: sentBefore)
@@ -304,7 +341,7 @@ extension RetractStore {
             pushes: PushesSent(
                 total: pushes, mostToOneDevice: mostPushes, historyCarried: historyCarried, historyLeftOut: historyLeftOut),
             waitingReason: waitingReason, mode: RetractionMode(rawValue: mode) ?? .background, badge: badge, text: text,
-            createdAt: createdAt,
+            edit: editBody.map { NotificationEdit(title: editTitle, body: $0) }, editThread: editThread, createdAt: createdAt,
             startedAt: startedAt, finishedAt: finishedAt, updatedAt: updatedAt)
     }
 }

@@ -33,10 +33,7 @@ struct CancelBenchmark: AsyncParsableCommand {
             simulator: APNsSimulatorConfiguration(faults: APNsSimulatorFaults(latency: .milliseconds(latencyMs)), recordsInbox: false)
         ) { stage in
             let api = try await stage.serve(["--mode", "all"], name: "serve")
-            for start in stride(from: 0, to: devices, by: 10_000) {
-                let tokens = (start..<min(start + 10_000, devices)).map { "\"\(LatencyBenchmark.token($0))\"" }.joined(separator: ",")
-                try await api.post("/v1/deliveries", #"{"app":"promo","reference":"spring-sale","tokens":[\#(tokens)]}"#)
-            }
+            try await api.record("spring-sale", app: "promo", devices: devices)
             let made = try await api.call("POST", "/v1/retractions", #"{"app":"promo","references":["spring-sale"]}"#)
             guard let id = made["id"] as? String else { throw CommandFailure("the retraction's answer has no id: \(made)") }
             _ = try await api.poll(id, within: .seconds(120)) { ($0["sent"] as? Int ?? 0) >= sentFirst }
@@ -63,6 +60,14 @@ struct CancelBenchmark: AsyncParsableCommand {
 }
 
 extension LatencyBenchmark.API {
+    /// Records `reference` of `app` for devices 0..<`devices` (``LatencyBenchmark/token(_:)``), 10,000 to a request.
+    func record(_ reference: String, app: String, devices: Int) async throws {
+        for start in stride(from: 0, to: devices, by: 10_000) {
+            let tokens = (start..<min(start + 10_000, devices)).map { "\"\(LatencyBenchmark.token($0))\"" }.joined(separator: ",")
+            try await post("/v1/deliveries", #"{"app":"\#(app)","reference":"\#(reference)","tokens":[\#(tokens)]}"#)
+        }
+    }
+
     /// `method path` with the key, and the answer's JSON object; an error unless 2xx.
     func call(_ method: String, _ path: String, _ body: String? = nil) async throws -> [String: Any] {
         var request = HTTPClientRequest(url: base + path)

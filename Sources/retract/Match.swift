@@ -19,7 +19,9 @@ struct Match: AsyncParsableCommand {
             scripts/android-match takes the same files and prints the same.
 
             Prints one JSON object: {"retraction": true|false, "references": [...], "threads": [...], "remove": [...], \
-            "diagnostics": [{"key": "...", "problem": "..."}]}. A value a device cannot read is left out \
+            "diagnostics": [{"key": "...", "problem": "..."}]}. For an edit (pushNotificationEdit), "references" are \
+            what it edits, and "edit": {"title": "..."|null, "body": "..."}, "edited": [...] (what now shows the new \
+            text) come before "diagnostics". A value a device cannot read is left out \
             and the rest of the push is read; each such value is a diagnostic, also printed on stderr.
 
             Exit codes: 0 done; 2 a file is missing, unreadable, not JSON or not of the expected shape.
@@ -56,9 +58,10 @@ struct Match: AsyncParsableCommand {
         print(
             MatchReport(
                 isRetraction: report.outcome != .notARetraction,
-                references: report.references.map(\.rawValue),
+                references: (report.edit?.edit.references ?? report.references).map(\.rawValue),
                 threads: Array(report.threads),
                 removed: removed,
+                edit: report.edit,
                 diagnostics: report.diagnostics
             ).json
         )
@@ -139,6 +142,8 @@ struct MatchReport {
     var references: [String]
     var threads: [String]
     var removed: [String]
+    /// What an edit push changed; nil for any other push, whose line has no `edit` and `edited`.
+    var edit: EditReport?
     var diagnostics: [RetractPayloadError]
 
     var json: String {
@@ -148,8 +153,13 @@ struct MatchReport {
         let problems = diagnostics.map { problem in
             #"{"key": \#(JSONText.quoted(problem.key ?? "")), "problem": \#(JSONText.quoted(problem.description))}"#
         }
+        var edited = ""
+        if let edit {
+            let title = edit.edit.title.map(JSONText.quoted) ?? "null"
+            edited = #""edit": {"title": \#(title), "body": \#(JSONText.quoted(edit.edit.body))}, "edited": \#(list(edit.edited)), "#
+        }
         return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "threads": \#(list(threads)), "#
-            + #""remove": \#(list(removed)), "#
+            + #""remove": \#(list(removed)), "# + edited
             + #""diagnostics": [\#(problems.joined(separator: ", "))]}"#
     }
 }

@@ -122,16 +122,28 @@ struct NotificationCommand: AsyncParsableCommand {
                         "retract notification: warning: no delivery of \(selector.description) was recorded yet; "
                             + "any recorded later within its range will be retracted as it comes")
                 }
-                if noWait || retraction.state.isFinished || retraction.state == .awaitingApproval {
-                    return RetractionView(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
-                }
-                return try await Self.follow(retraction, app: app, engine: engine)
+                return try await Self.account(of: retraction, app: app, engine: engine, following: !noWait)
             }
         } catch {
             let flags = ["mode": "--mode", "badge": "--badge", "text": "--text", "sentAfter": "--since", "sentBefore": "--until"]
                 .merging(LabelOptions.flags) { given, _ in given }
             throw fail("notification", (error as? RetractError)?.naming(flags) ?? error)
         }
+        try Self.show(account, json: json)
+    }
+
+    /// The account of `retraction` once this process finished it, showing
+    /// progress, when `following` and it is under way; at once otherwise (it
+    /// ended when made, or awaits approval, or the workers send it).
+    static func account(of retraction: Retraction, app: App, engine: RetractEngine, following: Bool) async throws -> RetractionView {
+        guard following, !retraction.state.isFinished, retraction.state != .awaitingApproval else {
+            return RetractionView(try await engine.status(of: retraction.id), app: app.name, seconds: nil)
+        }
+        return try await follow(retraction, app: app, engine: engine)
+    }
+
+    /// Prints the final account, as text or JSON, and exits with its code.
+    static func show(_ account: RetractionView, json: Bool) throws {
         if json { try printJSON(account) } else { print(account.printed) }
         if account.exitCode != 0 { throw ExitCode(account.exitCode) }
     }

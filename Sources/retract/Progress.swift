@@ -59,11 +59,13 @@ extension RetractionView {
     /// The account as the commands print it.
     var printed: String {
         let inMode = mode == RetractionMode.background.rawValue ? "" : ", \(mode) mode"
-        var lines = ["retraction \(id) of \(subject) (app \(app)\(inMode)): \(state)"]
+        var lines = ["\(edit == nil ? "retraction" : "edit") \(id) of \(subject) (app \(app)\(inMode)): \(state)"]
+        if let edit { lines.append("  new text: " + (edit.title.map { "\($0): " } ?? "") + edit.body) }
         if let referencesMatched { lines.append("  matched: \(referencesMatched) references on \(total) devices") }
         if dryRun {
             let known = skipped > 0 ? " (\(skipped) more are known dead and would be skipped)" : ""
-            lines.append("  dry run: \(total - skipped) devices would get a removal push\(known); nothing was sent")
+            lines.append(
+                "  dry run: \(total - skipped) devices would get \(edit == nil ? "a removal" : "an edit") push\(known); nothing was sent")
             if let mostReferencesPerDevice { lines.append("  at most \(mostReferencesPerDevice) references on one device") }
             for warning in warnings ?? [] { lines.append("  warning: \(warning)") }
             return lines.joined(separator: "\n")

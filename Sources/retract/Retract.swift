@@ -6,7 +6,8 @@ struct Retract: AsyncParsableCommand {
         commandName: "retract",
         abstract: "Take back push notifications that were already delivered.",
         subcommands: [
-            MigrateCommand.self, AppsCommand.self, RecordCommand.self, SendCommand.self, NotificationCommand.self, StatusCommand.self,
+            MigrateCommand.self, AppsCommand.self, RecordCommand.self, SendCommand.self, NotificationCommand.self, EditCommand.self,
+            StatusCommand.self,
             CancelCommand.self,
             ApproveCommand.self, RejectCommand.self,
             ServeCommand.self, KeysCommand.self, AuditCommand.self, DemoCommand.self, SimulatorCommand.self, Match.self,

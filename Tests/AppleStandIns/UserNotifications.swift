@@ -31,6 +31,38 @@ open class UNUserNotificationCenter: NSObject {
     /// ("executes asynchronously ... removing ... on a background thread"; no completion).
     @available(tvOS, unavailable)
     open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) { standIn() }
+
+    /// H: `- (void)addNotificationRequest:(UNNotificationRequest *)request withCompletionHandler:(nullable void(^)(NSError *__nullable error))completionHandler;`
+    /// D: https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/add(_:withcompletionhandler:)
+    /// ("If the identifier matches a previously delivered notification, the
+    /// system alerts the user again, replaces the old notification with the
+    /// new one, and places the new notification at the top of the list").
+    open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
+        standIn()
+    }
+}
+
+/// H: UNNotificationSound.h `@interface UNNotificationSound : NSObject <NSCopying, NSSecureCoding>`
+/// API_UNAVAILABLE(tvos); here only as the type of `sound`.
+/// D: https://developer.apple.com/documentation/usernotifications/unnotificationsound
+@available(iOS 10.0, macOS 10.14, watchOS 3.0, *)
+@available(tvOS, unavailable)
+open class UNNotificationSound: NSObject {
+    /// H: `+ (instancetype)defaultSound;`
+    open class var `default`: UNNotificationSound { standIn() }
+}
+
+/// H: UNNotificationContent.h `typedef NS_ENUM(NSUInteger, UNNotificationInterruptionLevel)`
+/// API_AVAILABLE(macos(12.0), ios(15.0), watchos(8.0), tvos(15.0)): passive, active, time-sensitive, critical.
+/// D: https://developer.apple.com/documentation/usernotifications/unnotificationinterruptionlevel
+/// ("passive: the system adds the notification to the notification list
+/// without lighting up the screen or playing a sound").
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+public enum UNNotificationInterruptionLevel: UInt, @unchecked Sendable {
+    case passive = 0
+    case active = 1
+    case timeSensitive = 2
+    case critical = 3
 }
 
 /// H: UNNotification.h `@interface UNNotification : NSObject <NSCopying, NSSecureCoding>`.
@@ -88,6 +120,13 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
     /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy) NSDictionary *userInfo API_UNAVAILABLE(tvos);`
     @available(tvOS, unavailable)
     open var userInfo: [AnyHashable: Any] { standIn() }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, copy, nullable) UNNotificationSound *sound API_UNAVAILABLE(tvos);`
+    @available(tvOS, unavailable)
+    open var sound: UNNotificationSound? { standIn() }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, assign) UNNotificationInterruptionLevel interruptionLevel
+    /// API_AVAILABLE(macos(12.0), ios(15.0), watchos(8.0), tvos(15.0));`
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    open var interruptionLevel: UNNotificationInterruptionLevel { standIn() }
 
     /// H: NSCopying.
     open func copy(with zone: NSZone? = nil) -> Any { standIn() }
@@ -128,6 +167,19 @@ open class UNMutableNotificationContent: UNNotificationContent {
     /// H: `@property (NS_NONATOMIC_IOSONLY, copy) NSDictionary *userInfo API_UNAVAILABLE(tvos);`
     @available(tvOS, unavailable)
     open override var userInfo: [AnyHashable: Any] {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, copy, nullable) UNNotificationSound *sound API_UNAVAILABLE(tvos);`
+    @available(tvOS, unavailable)
+    open override var sound: UNNotificationSound? {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, assign) UNNotificationInterruptionLevel interruptionLevel
+    /// API_AVAILABLE(macos(12.0), ios(15.0), watchos(8.0), tvos(15.0));`
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    open override var interruptionLevel: UNNotificationInterruptionLevel {
         get { standIn() }
         set { standIn() }
     }

@@ -22,7 +22,11 @@ struct AndroidPhoneTests {
             Self.message(at: 2, data: ["notificationCustomData": "{}"]),
         ]
         let delivery = AndroidPhone().delivery(of: messages)
-        #expect(delivery.events == [.display(tag: "msg-1"), .display(tag: "FCM-Notification:1"), .data(["notificationCustomData": "{}"])])
+        #expect(
+            delivery.events == [
+                .display(tag: "msg-1", title: "Sale"), .display(tag: "FCM-Notification:1", body: "no tag"),
+                .data(["notificationCustomData": "{}"]),
+            ])
         #expect(delivery.undelivered == 0)
         #expect(delivery.deferred == 0)
     }

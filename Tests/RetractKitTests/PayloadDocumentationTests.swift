@@ -80,6 +80,22 @@ struct PayloadDocumentationTests {
         #expect(bodies.map(\.utf8String) == [block])
     }
 
+    /// Each mode's edit, fenced as ```json edit-NAME, is what the server writes for it.
+    @Test(arguments: [
+        ("background", RetractionAPS.background),
+        ("service-extension", .alert(title: "Ada", body: "See you at 9?", mutableContent: true, thread: "c-77")),
+        ("replace", .alert(title: "Ada", body: "See you at 9?", thread: "c-77")),
+    ])
+    func eachModesEditIsQuotedVerbatim(mode: String, aps: RetractionAPS) throws {
+        let text = try String(contentsOf: Self.document, encoding: .utf8)
+        let parts = text.components(separatedBy: "```json edit-\(mode)\n")
+        try #require(parts.count == 2, "docs/payload.md has no single json edit-\(mode) block")
+        let block = parts[1].components(separatedBy: "\n```")[0]
+        let body = try PayloadBuilder().editBody(for: "msg-8812", edit: NotificationEdit(title: "Ada", body: "See you at 9?"), aps: aps)
+        #expect(body.utf8String == block)
+        #expect(RetractPayload.read(try userInfo(block)).edit?.body == "See you at 9?")
+    }
+
     @Test func articleExamplesAreRetractionsOf233() throws {
         let articleBlocks = try jsonBlocks().filter {
             $0.contains("isReferedNotificationMustRemoved\": true") && !$0.contains("notificationCustomData")

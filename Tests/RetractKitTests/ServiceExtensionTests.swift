@@ -302,6 +302,11 @@ private struct StandInPendingContent: @unchecked Sendable {
             content.subtitle = ""
             content.body = body
             contentHandler(content)
+        case .showEdit(let title, let body):
+            let content = request.content.mutableCopy()
+            if let title { content.title = title }
+            content.body = body
+            contentHandler(content)
         }
     }
 }

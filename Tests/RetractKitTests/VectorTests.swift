@@ -25,12 +25,29 @@ struct VectorTests {
         let report = await RetractionHandler(center: center).handle(RetractPayload.read(push))
 
         #expect((report.outcome != .notARetraction) == vector.retraction)
-        #expect(report.references.map(\.rawValue).sorted() == vector.references.sorted())
+        // An edit's references are what it edits.
+        let references = report.edit?.edit.references ?? report.references
+        #expect(references.map(\.rawValue).sorted() == vector.references.sorted())
         #expect(report.threads.sorted() == vector.threads.sorted())
         #expect(report.outcome.identifiers.sorted() == vector.remove.sorted())
         #expect(Set(center.delivered.map(\.identifier)) == Set(showing.map(\.identifier)).subtracting(vector.remove))
         #expect(report.diagnostics.compactMap(\.key).sorted() == vector.diagnostics.sorted())
         #expect(report.diagnostics.count == vector.diagnostics.count)
+        let edit = report.edit.map { PayloadVectors.Edit(title: $0.edit.title, body: $0.edit.body) }
+        #expect(edit == vector.edit)
+        #expect((report.edit?.edited ?? []).sorted() == vector.edited.sorted())
+        if let edit = vector.edit {
+            // What was edited shows the new text, the title kept where the edit brings none; the rest is untouched.
+            for shown in center.delivered {
+                let before = showing.first { $0.identifier == shown.identifier }
+                if vector.edited.contains(shown.identifier) {
+                    #expect(shown.body == edit.body)
+                    #expect(shown.title == (edit.title ?? before?.title))
+                } else {
+                    #expect(shown == before)
+                }
+            }
+        }
 
         // The app delegate's one call gives the same outcome.
         let again = InMemoryNotificationCenter(delivered: showing)

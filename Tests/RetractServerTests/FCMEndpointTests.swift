@@ -76,65 +76,115 @@ struct FCMEndpointTests {
     /// FCM handed each phone in its state.
     @Test func aDataOnlyAndroidOriginalAndAFirebaseShownOneAreBothRemovedByARetraction() async throws {
         let classes = try AndroidReplay.classes(root: Self.packageRoot)
+        try await Self.withDroid { stage, fcm, key, devices in
+            let tokens = devices.map { "\"\($0)\"" }.joined(separator: ",")
+            func send(_ reference: String, _ extra: String) async throws {
+                try await Self.send(reference, body: reference, extra, devices: devices, key: key, stage: stage)
+            }
+            try await send("msg-a", #","androidDisplay":"app","thread":"c-1""#)
+            try await send("msg-b", "")
+            try await send("msg-c", #","androidDisplay":"firebase""#)
+            let refused = try await stage.call(
+                "POST", "/v1/notifications", key: key,
+                body:
+                    #"{"app":"droid","reference":"x","transport":"fcm","tokens":[\#(tokens)],"payload":{"aps":{"alert":"x"}},"androidDisplay":"tray"}"#
+            )
+            #expect(refused.status == 422)
+            #expect(refused.json?["field"] as? String == "androidDisplay")
+            #expect((refused.json?["detail"] as? String)?.contains("firebase (Firebase shows it) or app") == true, "\(refused)")
+
+            let forceStopped = Date()
+            let made = try await stage.call(
+                "POST", "/v1/retractions", key: key, body: #"{"app":"droid","references":["msg-a","msg-b"]}"#)
+            #expect(made.status == 202, "\(made)")
+            let done = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+            #expect(done["sent"] as? Int == 3)
+
+            // Phone 0 and 1 have the app in the background (1 dozing: the retraction is high priority);
+            // phone 2's user force-stopped the app before the retraction, so FCM delivered it nothing.
+            let phones = [AndroidPhone(), AndroidPhone(dozing: true), AndroidPhone(forceStoppedSince: forceStopped)]
+            let deliveries = zip(devices, phones).map { device, phone in (device, phone.delivery(of: fcm.simulator.inbox(for: device)))
+            }
+            let before = deliveries[2].1.events
+            // What the phones were handed: the data-only original to the app, the others shown by Firebase under their tags.
+            #expect(before.count == 3)
+            #expect(before[1] == .display(tag: "msg-b", title: "Ada", body: "msg-b"))
+            #expect(before[2] == .display(tag: "msg-c", title: "Ada", body: "msg-c"))
+            guard case .data(let data) = before[0] else {
+                Issue.record("msg-a reached the phone as \(before[0]), not as data for the app")
+                return
+            }
+            #expect(data["title"] == "Ada")
+            #expect(data["body"] == "msg-a")
+
+            let screens = try AndroidReplay.screens(of: deliveries.map { ($0.0, $0.1.events) }, classes: classes)
+            #expect(screens[devices[0]]?.map(\.name) == ["msg-c"])
+            #expect(screens[devices[1]]?.map(\.name) == ["msg-c"])
+            #expect(screens[devices[2]]?.map(\.name) == ["msg-a", "msg-b", "msg-c"])
+            #expect(deliveries[2].1.undelivered == 1)
+        }
+    }
+
+    /// Edits of an original the app showed and of one Firebase showed, on
+    /// Android phones awake, dozing and force-stopped: RetractKit for Android
+    /// re-shows the first with its new words (background), Firebase shows the
+    /// second's in its place by its tag (replace); a force-stopped app is
+    /// delivered neither, and keeps the old words.
+    @Test func editsReachAndroidPhonesAsEachModeCan() async throws {
+        let classes = try AndroidReplay.classes(root: Self.packageRoot)
+        try await Self.withDroid { stage, fcm, key, devices in
+            for (reference, display) in [("msg-a", "app"), ("msg-c", "firebase")] {
+                try await Self.send(reference, body: "old", #","androidDisplay":"\#(display)""#, devices: devices, key: key, stage: stage)
+            }
+            let forceStopped = Date()
+            for (reference, mode) in [("msg-a", "background"), ("msg-c", "replace")] {
+                let made = try await stage.call(
+                    "POST", "/v1/edits", key: key,
+                    body: #"{"app":"droid","reference":"\#(reference)","title":"Ada","body":"new \#(reference)","mode":"\#(mode)"}"#)
+                #expect(made.status == 202, "\(made)")
+                let done = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+                #expect(done["sent"] as? Int == 3)
+            }
+            let phones = [AndroidPhone(), AndroidPhone(dozing: true), AndroidPhone(forceStoppedSince: forceStopped)]
+            let deliveries = zip(devices, phones).map { device, phone in
+                (device, phone.delivery(of: fcm.simulator.inbox(for: device)).events)
+            }
+            let screens = try AndroidReplay.screens(of: deliveries, classes: classes)
+            for device in devices.prefix(2) {
+                let shown = screens[device] ?? []
+                #expect(shown.map(\.name).sorted() == ["msg-a", "msg-c"], "\(shown)")
+                #expect(shown.allSatisfy { $0.text == "new \($0.name)" && $0.title == "Ada" }, "\(shown)")
+            }
+            let stopped = screens[devices[2]] ?? []
+            #expect(stopped.map(\.name).sorted() == ["msg-a", "msg-c"] && stopped.allSatisfy { $0.text == "old" }, "\(stopped)")
+        }
+    }
+
+    /// `droid` registered on a stage with the FCM simulator, a key that
+    /// sends, retracts and reads it, and three of its devices' FCM tokens.
+    static func withDroid(_ body: (APIStage, SimulatedFCM, _ key: String, _ devices: [String]) async throws -> Void) async throws {
         try await SimulatedFCM.with { fcm in
             try await APIStage.with(fcm: fcm) { stage in
                 let registered = try await Self.registerDroid(on: stage, fcm: fcm)
                 #expect(registered.status == 201, "\(registered)")
                 let app = try #require(try await stage.store.app(named: "droid"))
                 let key = try await stage.key([.send, .retract, .read], apps: [app])
-                let devices = SimulatedFCM.tokens(0..<3).map { PushService.fcm.text(of: $0) }
-                let tokens = devices.map { "\"\($0)\"" }.joined(separator: ",")
-                func send(_ reference: String, _ extra: String) async throws {
-                    let sent = try await stage.call(
-                        "POST", "/v1/notifications", key: key,
-                        body:
-                            #"{"app":"droid","reference":"\#(reference)","transport":"fcm","tokens":[\#(tokens)],"payload":{"aps":{"alert":{"title":"Ada","body":"\#(reference)"}}}\#(extra)}"#
-                    )
-                    #expect(sent.status == 200, "\(sent)")
-                }
-                try await send("msg-a", #","androidDisplay":"app","thread":"c-1""#)
-                try await send("msg-b", "")
-                try await send("msg-c", #","androidDisplay":"firebase""#)
-                let refused = try await stage.call(
-                    "POST", "/v1/notifications", key: key,
-                    body:
-                        #"{"app":"droid","reference":"x","transport":"fcm","tokens":[\#(tokens)],"payload":{"aps":{"alert":"x"}},"androidDisplay":"tray"}"#
-                )
-                #expect(refused.status == 422)
-                #expect(refused.json?["field"] as? String == "androidDisplay")
-                #expect((refused.json?["detail"] as? String)?.contains("firebase (Firebase shows it) or app") == true, "\(refused)")
-
-                let forceStopped = Date()
-                let made = try await stage.call(
-                    "POST", "/v1/retractions", key: key, body: #"{"app":"droid","references":["msg-a","msg-b"]}"#)
-                #expect(made.status == 202, "\(made)")
-                let done = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
-                #expect(done["sent"] as? Int == 3)
-
-                // Phone 0 and 1 have the app in the background (1 dozing: the retraction is high priority);
-                // phone 2's user force-stopped the app before the retraction, so FCM delivered it nothing.
-                let phones = [AndroidPhone(), AndroidPhone(dozing: true), AndroidPhone(forceStoppedSince: forceStopped)]
-                let deliveries = zip(devices, phones).map { device, phone in (device, phone.delivery(of: fcm.simulator.inbox(for: device)))
-                }
-                let before = deliveries[2].1.events
-                // What the phones were handed: the data-only original to the app, the others shown by Firebase under their tags.
-                #expect(before.count == 3)
-                #expect(before[1] == .display(tag: "msg-b"))
-                #expect(before[2] == .display(tag: "msg-c"))
-                guard case .data(let data) = before[0] else {
-                    Issue.record("msg-a reached the phone as \(before[0]), not as data for the app")
-                    return
-                }
-                #expect(data["title"] == "Ada")
-                #expect(data["body"] == "msg-a")
-
-                let screens = try AndroidReplay.screens(of: deliveries.map { ($0.0, $0.1.events) }, classes: classes)
-                #expect(screens[devices[0]]?.map(\.name) == ["msg-c"])
-                #expect(screens[devices[1]]?.map(\.name) == ["msg-c"])
-                #expect(screens[devices[2]]?.map(\.name) == ["msg-a", "msg-b", "msg-c"])
-                #expect(deliveries[2].1.undelivered == 1)
+                try await body(stage, fcm, key, SimulatedFCM.tokens(0..<3).map { PushService.fcm.text(of: $0) })
             }
         }
+    }
+
+    /// `POST /v1/notifications` of `reference` to `devices` through FCM, titled Ada, with `extra` fields.
+    static func send(
+        _ reference: String, body: String, _ extra: String, devices: [String], key: String, stage: APIStage
+    ) async throws {
+        let tokens = devices.map { "\"\($0)\"" }.joined(separator: ",")
+        let sent = try await stage.call(
+            "POST", "/v1/notifications", key: key,
+            body:
+                #"{"app":"droid","reference":"\#(reference)","transport":"fcm","tokens":[\#(tokens)],"payload":{"aps":{"alert":{"title":"Ada","body":"\#(body)"}}}\#(extra)}"#
+        )
+        #expect(sent.status == 200, "\(sent)")
     }
 
     /// Registers `droid`, an app reached through the FCM simulator only, as an admin would.

@@ -84,12 +84,12 @@ struct MigrationTests {
             try await beforeList.migrate(store)
             let chat = try await Self.appAsItWas(store)
             let now = Date()
-            try await store.record(
+            try await Self.recordAsItWas(
                 (0..<3).map {
                     Delivery(
                         appID: chat.id, reference: "m-1", token: Fixture.token($0), sentAt: now.addingTimeInterval(Double($0 - 10)),
                         labels: DeliveryLabels(thread: $0 == 0 ? nil : "c-\($0)"))
-                } + Fixture.deliveries(app: chat, reference: "m-2", tokens: 0..<2, at: now))
+                } + Fixture.deliveries(app: chat, reference: "m-2", tokens: 0..<2, at: now), on: store)
             #expect(try await Fixture.scalar(store, "SELECT to_regclass('notifications') IS NULL", as: Bool.self) == true)
             for raw in [
                 "read(descriptor:pointer:size:): Connection reset by peer (errno: 104)",
@@ -138,12 +138,12 @@ struct MigrationTests {
             try await MigrationRunner(migrations: Migration.all.filter { $0.version < 16 }).migrate(store)
             let chat = try await Self.appAsItWas(store)
             let hourAgo = Date().addingTimeInterval(-3600)
-            try await store.record(
+            try await Self.recordAsItWas(
                 ["a", "b", "c"].map {
                     Delivery(
                         appID: chat.id, reference: ReferenceID($0), token: Fixture.token(0), sentAt: hourAgo,
                         labels: DeliveryLabels(sender: $0 == "c" ? "other" : "spammer"))
-                })
+                }, on: store)
             // As the code of the time wrote them: no references, no days, for a selector.
             for (name, age, dryRun) in [("recent", "1 hour", false), ("old", "8 days", false), ("dry", "1 hour", true)] {
                 try await TestDatabase.execute(
@@ -163,6 +163,24 @@ struct MigrationTests {
             var found: [String] = []
             for try await (name, taken, days) in rows.decode((String, String, Bool).self) { found.append("\(name) \(taken) \(days)") }
             #expect(found == ["dry - false", "old - false", "recent a,b true"])
+        }
+    }
+
+    /// Deliveries as the code of an older schema recorded them: today's store
+    /// also looks for late retractions and edits, in columns it did not have.
+    static func recordAsItWas(_ deliveries: [Delivery], on store: RetractStore) async throws {
+        let stamp = ISO8601DateFormatter()
+        stamp.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for delivery in deliveries {
+            let at = "'\(stamp.string(from: delivery.sentAt))'::timestamptz"
+            let labels = RetractionSelector.Kind.allCases.map { delivery.labels[$0].map { "'\($0)'" } ?? "NULL" }
+            try await TestDatabase.execute("SELECT retract_ensure_delivery_partition((\(at) AT TIME ZONE 'UTC')::date)", on: store)
+            try await TestDatabase.execute(
+                """
+                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport, thread, sender, recipient, campaign)
+                VALUES (\(delivery.appID), '\(delivery.reference.rawValue)', '\\x\(delivery.token.hex)', (\(at) AT TIME ZONE 'UTC')::date,
+                        \(at), 'apns', \(labels.joined(separator: ", ")))
+                """, on: store)
         }
     }
 

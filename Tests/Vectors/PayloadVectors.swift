@@ -19,6 +19,21 @@ public struct PayloadVectors: Sendable {
         public var remove: [String]
         /// Keys of the values that could not be read, in any order.
         public var diagnostics: [String]
+        /// The edit the push makes (`pushNotificationEdit`); nil when it makes none.
+        public var edit: Edit?
+        /// Identifiers (Android: names) showing the edit's text after it, in any order.
+        public var edited: [String]
+    }
+
+    /// A case's `"edit": {"title": string or null, "body": string}`.
+    public struct Edit: Sendable, Hashable {
+        public var title: String?
+        public var body: String
+
+        public init(title: String?, body: String) {
+            self.title = title
+            self.body = body
+        }
     }
 
     public var cases: [Case]
@@ -75,7 +90,15 @@ extension PayloadVectors.Case {
             references: try field("references", as: [String].self),
             threads: object["threads"] == nil ? [] : try field("threads", as: [String].self),
             remove: try field("remove", as: [String].self),
-            diagnostics: try field("diagnostics", as: [String].self)
+            diagnostics: try field("diagnostics", as: [String].self),
+            edit: try object["edit"].map { _ in
+                let edit = try field("edit", as: [String: Any].self)
+                guard let body = edit["body"] as? String, edit["title"] is String || edit["title"] is NSNull else {
+                    throw PayloadVectors.Malformed(detail: "case \"\(name)\": \"edit\" needs a string body and a title, a string or null")
+                }
+                return PayloadVectors.Edit(title: edit["title"] as? String, body: body)
+            },
+            edited: object["edited"] == nil ? [] : try field("edited", as: [String].self)
         )
     }
 }

@@ -80,6 +80,15 @@ struct MatchCommandTests {
         #expect(printed["references"] as? [String] == vector.references.sorted())
         #expect(printed["threads"] as? [String] == vector.threads.sorted())
         #expect(printed["remove"] as? [String] == vector.remove.sorted())
+        if let edit = vector.edit {
+            let printedEdit = printed["edit"] as? [String: Any]
+            #expect(printedEdit?["body"] as? String == edit.body)
+            #expect(printedEdit?["title"] as? String == edit.title)
+            #expect(edit.title != nil || printedEdit?["title"] is NSNull)
+            #expect(printed["edited"] as? [String] == vector.edited.sorted())
+        } else {
+            #expect(printed["edit"] == nil && printed["edited"] == nil)
+        }
         let diagnostics = printed["diagnostics"] as? [[String: String]] ?? []
         #expect(diagnostics.compactMap { $0["key"] }.sorted() == vector.diagnostics.sorted())
         #expect(result.stderr.split(separator: "\n").count == vector.diagnostics.count, "\(result.stderr)")

@@ -26,24 +26,16 @@ source scripts/lib/bench-common.sh
 build_release_binaries
 open_bench_database retract_bench_cancel
 open_bench_work cancel
-run_databases=()
-cleanup_cancel() {
-    for name in "${run_databases[@]}"; do psql "$server" -Xqc "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1 || true; done
-    cleanup_bench_work
-}
-trap cleanup_cancel EXIT
+open_run_databases
 
 echo "devices=$devices, APNs latency ${latency} ms, cancelled after 2,000 sent (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
 printf '%-7s%10s%12s%14s%10s%10s%10s\n' run answer-s last-push-s cancelled-s sent spared total
 answers=() lasts=() ends=()
 for run in $(seq 1 "$runs"); do
-    run_database=${database}_$run
-    run_url="${server%/*}/$run_database?sslmode=disable"
-    run_databases+=("$run_database")
-    psql "$server" -Xqc "CREATE DATABASE $run_database"
+    new_run_database "$run"
     out=$("$bin/retract-bench" cancel --database-url "$run_url" --retract "$bin/retract" --work "$work/$run" -n "$devices" \
         --latency-ms "$latency")
-    psql "$server" -Xqc "DROP DATABASE $run_database WITH (FORCE)"
+    drop_run_database
     answer=$(field "$out" answer) last=$(field "$out" lastPush) end=$(field "$out" cancelled)
     printf '%-7s%10.2f%12.2f%14.2f%10s%10s%10s\n' "$run" "$answer" "$last" "$end" "$(field "$out" sent)" "$(field "$out" spared)" \
         "$(field "$out" total)"

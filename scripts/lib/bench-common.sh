@@ -68,6 +68,31 @@ cleanup_bench_work() {
     drop_bench_database
 }
 
+# Each run on a database of its own (the same references, nothing left from
+# the last one), dropped after it, or at exit when a run fails. After
+# open_bench_work: open_run_databases once; per run, new_run_database SUFFIX
+# (sets run_database and run_url), then drop_run_database.
+open_run_databases() {
+    run_databases=()
+    trap cleanup_run_databases EXIT
+}
+
+cleanup_run_databases() {
+    for name in "${run_databases[@]}"; do psql "$server" -Xqc "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1 || true; done
+    cleanup_bench_work
+}
+
+new_run_database() {
+    run_database=${database}_$1
+    run_url="${server%/*}/$run_database?sslmode=disable"
+    run_databases+=("$run_database")
+    psql "$server" -Xqc "CREATE DATABASE $run_database"
+}
+
+drop_run_database() {
+    psql "$server" -Xqc "DROP DATABASE $run_database WITH (FORCE)"
+}
+
 # Runs "$@" (a retract-bench command printing JSON with the fields $1 and $2,
 # rates of the same work done two ways) $runs times; prints each run's rates,
 # headed $3 and $4, and their ratio, then the medians. With raw_log set, each

@@ -25,27 +25,17 @@ source scripts/lib/bench-common.sh
 build_release_binaries
 open_bench_database retract_bench_latency
 open_bench_work latency
-# Each run has a database of its own, dropped after it, or at exit if it fails.
-run_databases=()
-cleanup_latency() {
-    for name in "${run_databases[@]}"; do psql "$server" -Xqc "DROP DATABASE IF EXISTS $name WITH (FORCE)" >/dev/null 2>&1 || true; done
-    cleanup_bench_work
-}
-trap cleanup_latency EXIT
+open_run_databases
 
 echo "retractions=$retractions per run, one device each (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
 printf '%-8s%-5s%10s%10s%10s%12s\n' layout run p50-ms p99-ms max-ms answer-ms
 for layout in all split; do
     p50s=() p99s=() maxes=() answers=()
     for run in $(seq 1 "$runs"); do
-        # Each run on a database of its own: the same references, nothing left from the last run.
-        run_database=${database}_${layout}_$run
-        run_url="${server%/*}/$run_database?sslmode=disable"
-        run_databases+=("$run_database")
-        psql "$server" -Xqc "CREATE DATABASE $run_database"
+        new_run_database "${layout}_$run"
         out=$("$bin/retract-bench" latency --database-url "$run_url" --retract "$bin/retract" --work "$work/$layout-$run" \
             --layout "$layout" -n "$retractions")
-        psql "$server" -Xqc "DROP DATABASE $run_database WITH (FORCE)"
+        drop_run_database
         p50=$(field "$out" p50) p99=$(field "$out" p99) max=$(field "$out" max) answer=$(field "$out" answerP50)
         printf '%-8s%-5s%10s%10s%10s%12s\n' "$layout" "$run" "$p50" "$p99" "$max" "$answer"
         p50s+=("$p50") p99s+=("$p99") maxes+=("$max") answers+=("$answer")

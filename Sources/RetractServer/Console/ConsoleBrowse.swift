@@ -111,9 +111,14 @@ extension Console {
         return pages.render("notifications", page)
     }
 
-    /// The latest non-dry-run retraction, as the list says it: state, mode, who.
+    /// The latest non-dry-run retraction, as the list says it: state, mode, who. A
+    /// notification only edited says so: it was given new text, not removed.
     static func retractedSummary(_ retractions: [RetractionBrief]) -> NotificationRow.Retracted? {
-        guard let latest = retractions.filter({ !$0.dryRun }).max(by: { $0.createdAt < $1.createdAt }) else { return nil }
+        let made = retractions.filter { !$0.dryRun }
+        guard let latest = made.filter({ !$0.isEdit }).max(by: { $0.createdAt < $1.createdAt }) else {
+            guard let edit = made.max(by: { $0.createdAt < $1.createdAt }) else { return nil }
+            return .init(state: edit.state.rawValue, summary: "edited (\(edit.state.rawValue), \(edit.mode.rawValue))")
+        }
         return .init(state: latest.state.rawValue, summary: "\(latest.state.rawValue), \(latest.mode.rawValue)")
     }
 
@@ -179,7 +184,8 @@ extension Console {
         let retractions = summary.retractions.sorted { $0.createdAt > $1.createdAt }.map { brief in
             RetractionRow(
                 id: brief.id.uuidString.lowercased(), createdAt: ConsoleTime.text(brief.createdAt), state: brief.state.rawValue,
-                stateLabel: brief.dryRun ? "dry run" : brief.state.rawValue, mode: brief.mode.rawValue, requestedBy: brief.requestedBy,
+                stateLabel: (brief.dryRun ? "dry run" : brief.state.rawValue) + (brief.isEdit ? ", edit" : ""), mode: brief.mode.rawValue,
+                requestedBy: brief.requestedBy,
                 reason: brief.reason ?? "")
         }
         var session = SessionView(signedIn)

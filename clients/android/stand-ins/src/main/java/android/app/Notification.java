@@ -1,7 +1,8 @@
 // Stand-in, declarations only: https://developer.android.com/reference/android/app/Notification
 // (the public field extras, getGroup(), getChannelId() since API 26) and
 // https://developer.android.com/reference/android/app/Notification.Builder
-// (Builder(Context, String channelId) since API 26, and the setters used here).
+// (Builder(Context, String channelId) since API 26, recoverBuilder(Context, Notification)
+// since API 24, and the setters used here).
 package android.app;
 
 import android.content.Context;
@@ -20,6 +21,10 @@ public class Notification {
 
     public static class Builder {
         public Builder(Context context, String channelId) {
+            throw new RuntimeException("Stub!");
+        }
+
+        public static Notification.Builder recoverBuilder(Context context, Notification n) {
             throw new RuntimeException("Stub!");
         }
 
@@ -44,6 +49,10 @@ public class Notification {
         }
 
         public Builder setAutoCancel(boolean autoCancel) {
+            throw new RuntimeException("Stub!");
+        }
+
+        public Builder setOnlyAlertOnce(boolean onlyAlertOnce) {
             throw new RuntimeException("Stub!");
         }
 

@@ -23,6 +23,12 @@ public class ChatMessagingService extends FirebaseMessagingService {
         return retract;
     }
 
+    /**
+     * Retractions, edits (the notification of an edited message, still
+     * showing, shows its new words; one dismissed stays gone) and the
+     * originals Retract sends for the app to show are RetractKit's: nothing
+     * more to do for them.
+     */
     @Override
     public void onMessageReceived(RemoteMessage message) {
         if (retract().onMessageReceived(message)) return;

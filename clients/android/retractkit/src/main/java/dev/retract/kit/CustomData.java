@@ -16,6 +16,7 @@ public final class CustomData {
     String threadId;
     final List<String> threadIds = new ArrayList<>();
     boolean moreInFeed;
+    NotificationEdit edit;
 
     CustomData() {}
 
@@ -47,6 +48,15 @@ public final class CustomData {
     /** The rest of what to remove is in the device feed ({@code pushNotificationMoreInFeed}). */
     public boolean moreInFeed() {
         return moreInFeed;
+    }
+
+    /**
+     * The new text of the notification of its references
+     * ({@code pushNotificationEdit}), or null: the push is an edit unless it is
+     * a retraction ({@link PushReading#isEdit()}).
+     */
+    public NotificationEdit edit() {
+        return edit;
     }
 
     /** Every reference named, single and batch, without repeats, in order. */

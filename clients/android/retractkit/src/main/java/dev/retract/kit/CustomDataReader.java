@@ -91,6 +91,12 @@ final class CustomDataReader {
             Boolean more = flag(moreValue, path(path, PayloadKeys.MORE_IN_FEED));
             if (more != null) customData.moreInFeed = customData.moreInFeed || more;
         }
+        PayloadValue editValue = lookup.apply(PayloadKeys.EDIT);
+        if (editValue != null) {
+            // Every edit is read, for its diagnostics; the first readable one counts.
+            NotificationEdit edit = edit(editValue, path(path, PayloadKeys.EDIT));
+            if (customData.edit == null) customData.edit = edit;
+        }
         for (String key : PayloadKeys.MUST_REMOVE) {
             PayloadValue value = lookup.apply(key);
             if (value == null) continue;
@@ -150,6 +156,57 @@ final class CustomDataReader {
             if (reference != null) references.add(reference);
         }
         return references;
+    }
+
+    /**
+     * An edit: an object, or a JSON object in a string (FCM data values are
+     * strings), with a string {@code body} and, optionally, a string
+     * {@code title}. An edit without a body is no edit; a title that is not a
+     * string is left out, and the edit keeps the title shown. Null means absent.
+     */
+    private NotificationEdit edit(PayloadValue value, String path) {
+        String expected = "an object with a body, or a JSON object in a string";
+        Map<String, PayloadValue> fields;
+        switch (value.kind) {
+            case NULL:
+                return null;
+            case OBJECT:
+                fields = value.fields();
+                break;
+            case STRING: {
+                Object parsed;
+                try {
+                    parsed = Json.parse((String) value.value);
+                } catch (Json.SyntaxError error) {
+                    diagnostics.add(PayloadProblem.wrongType(path, expected, "a string that is not JSON"));
+                    return null;
+                }
+                PayloadValue read = PayloadValue.of(parsed);
+                if (read.kind != PayloadValue.Kind.OBJECT) {
+                    diagnostics.add(PayloadProblem.wrongType(path, expected, "a string holding " + read.kindName()));
+                    return null;
+                }
+                fields = read.fields();
+                break;
+            }
+            default:
+                diagnostics.add(PayloadProblem.wrongType(path, expected, value.kindName()));
+                return null;
+        }
+        PayloadValue body = fields.getOrDefault(PayloadKeys.BODY, PayloadValue.of(null));
+        if (body.kind == PayloadValue.Kind.NULL) {
+            diagnostics.add(PayloadProblem.invalidValue(path(path, PayloadKeys.BODY), "an edit needs a body"));
+            return null;
+        }
+        if (body.kind != PayloadValue.Kind.STRING) {
+            diagnostics.add(PayloadProblem.wrongType(path(path, PayloadKeys.BODY), "a string", body.kindName()));
+            return null;
+        }
+        PayloadValue title = fields.getOrDefault(PayloadKeys.TITLE, PayloadValue.of(null));
+        if (title.kind != PayloadValue.Kind.STRING && title.kind != PayloadValue.Kind.NULL) {
+            diagnostics.add(PayloadProblem.wrongType(path(path, PayloadKeys.TITLE), "a string", title.kindName()));
+        }
+        return new NotificationEdit(title.kind == PayloadValue.Kind.STRING ? (String) title.value : null, (String) body.value);
     }
 
     /**

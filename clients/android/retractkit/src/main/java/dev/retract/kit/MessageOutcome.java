@@ -15,6 +15,13 @@ public final class MessageOutcome {
         /** Such an original whose retraction arrived first: do not show it. */
         RETRACTED_ORIGINAL,
         /**
+         * An edit: {@link #edited()} show {@link #edit()}'s words now
+         * (possibly none: dismissed, or never shown). None when one of its
+         * references was retracted before ({@link #retractedBefore()}): a
+         * deleted message is never shown again.
+         */
+        EDIT,
+        /**
          * Not for the library: the app's own message, left to it. When it
          * names a reference (a silent original, say), {@link #original()} is
          * set and {@link #retractedBefore()} says whether it was retracted.
@@ -30,9 +37,17 @@ public final class MessageOutcome {
     private final boolean retractedBefore;
     private final List<PayloadProblem> diagnostics;
     private final boolean moreInFeed;
+    private final NotificationEdit edit;
+    private final List<ShownNotification> edited;
 
     MessageOutcome(Kind kind, List<ShownNotification> removed, Set<String> references, Set<String> threads, Original original,
             boolean retractedBefore, List<PayloadProblem> diagnostics, boolean moreInFeed) {
+        this(kind, removed, references, threads, original, retractedBefore, diagnostics, moreInFeed, null, Collections.emptyList());
+    }
+
+    MessageOutcome(Kind kind, List<ShownNotification> removed, Set<String> references, Set<String> threads, Original original,
+            boolean retractedBefore, List<PayloadProblem> diagnostics, boolean moreInFeed, NotificationEdit edit,
+            List<ShownNotification> edited) {
         this.kind = kind;
         this.removed = Collections.unmodifiableList(removed);
         this.references = Collections.unmodifiableSet(references);
@@ -41,6 +56,8 @@ public final class MessageOutcome {
         this.retractedBefore = retractedBefore;
         this.diagnostics = diagnostics;
         this.moreInFeed = moreInFeed;
+        this.edit = edit;
+        this.edited = Collections.unmodifiableList(edited);
     }
 
     public Kind kind() {
@@ -55,7 +72,7 @@ public final class MessageOutcome {
         return removed;
     }
 
-    /** The references a retraction named. */
+    /** The references a retraction named, or those an edit named. */
     public Set<String> references() {
         return references;
     }
@@ -70,7 +87,11 @@ public final class MessageOutcome {
         return original;
     }
 
-    /** Whether that original's retraction came before it: do not show it. */
+    /**
+     * Whether that original's retraction came before it: do not show it. For
+     * an edit, whether one of its references was retracted before, so that
+     * nothing was edited.
+     */
     public boolean retractedBefore() {
         return retractedBefore;
     }
@@ -78,6 +99,19 @@ public final class MessageOutcome {
     /** Values of the message that could not be read and were left out. */
     public List<PayloadProblem> diagnostics() {
         return diagnostics;
+    }
+
+    /** The new words of an edit ({@link Kind#EDIT}); else null. */
+    public NotificationEdit edit() {
+        return edit;
+    }
+
+    /**
+     * The notifications an edit re-posted, as they show now: those a
+     * retraction of its references would have removed.
+     */
+    public List<ShownNotification> edited() {
+        return edited;
     }
 
     /** A retraction said the rest is in the device feed: read it ({@link RetractClient#catchUp}). */

@@ -3,10 +3,10 @@ package dev.retract.kit;
 import java.util.List;
 
 /**
- * The notifications showing, and the one way to take one away: on Android,
- * {@code NotificationManager.getActiveNotifications()} and
- * {@code NotificationManager.cancel(tag, id)} (the adapter in
- * {@code dev.retract.kit.android}); in tests, a list.
+ * The notifications showing, the way to take one away and the way to change
+ * its words: on Android, {@code NotificationManager.getActiveNotifications()},
+ * {@code NotificationManager.cancel(tag, id)} and {@code notify(tag, id, …)}
+ * (the adapter in {@code dev.retract.kit.android}); in tests, a list.
  */
 public interface NotificationShade {
     /** The app's notifications showing now. */
@@ -14,4 +14,14 @@ public interface NotificationShade {
 
     /** Takes {@code notification} away (by its tag and id). */
     void cancel(ShownNotification notification);
+
+    /**
+     * Re-posts {@code notification} in place with other words, silently: the
+     * same tag, id, channel, group and extras. Nothing when it is no longer
+     * showing: an edit never brings back what the user dismissed.
+     *
+     * @param title the new title; null keeps the one shown
+     * @param text the new text
+     */
+    void edit(ShownNotification notification, String title, String text);
 }

@@ -68,8 +68,8 @@ public final class Original {
         return extras;
     }
 
-    /** The notification this original becomes once posted with id {@code id} on {@code channel}. */
+    /** The notification this original becomes once posted with id {@code id} on {@code channel}, its title and body shown. */
     public ShownNotification shown(int id, String channel) {
-        return new ShownNotification(tag(), id, extras, group, channel);
+        return new ShownNotification(tag(), id, extras, group, channel, title, body);
     }
 }

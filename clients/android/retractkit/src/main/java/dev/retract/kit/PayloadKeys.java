@@ -15,10 +15,16 @@ public final class PayloadKeys {
     public static final String THREAD_ID = "pushNotificationThreadId";
     public static final String THREAD_IDS = "pushNotificationThreadIds";
     public static final String MORE_IN_FEED = "pushNotificationMoreInFeed";
+    /**
+     * An edit: the new {@code title} and {@code body} of the notification of
+     * the push's references ({@link NotificationEdit}), in both dialects.
+     */
+    public static final String EDIT = "pushNotificationEdit";
 
     /**
      * The title and body of an original Retract sends to Android as data only
-     * (the app builds the notification): the alert's words, in the data map.
+     * (the app builds the notification): the alert's words, in the data map;
+     * and the keys of an edit's new words, inside {@link #EDIT}.
      */
     public static final String TITLE = "title";
     public static final String BODY = "body";

@@ -5,15 +5,17 @@ import java.util.Map;
 
 /**
  * One value inside custom data, seen as the JSON it came from: the kinds
- * RetractKit's rules tell apart. Only one level of an array is looked into.
+ * RetractKit's rules tell apart. Only one level of an array or an object is
+ * looked into (an edit, {@code pushNotificationEdit}, is the one object custom
+ * data holds).
  */
 final class PayloadValue {
     enum Kind {
-        NULL, BOOLEAN, INTEGER, FRACTION, STRING, ARRAY, OTHER
+        NULL, BOOLEAN, INTEGER, FRACTION, STRING, ARRAY, OBJECT, OTHER
     }
 
     final Kind kind;
-    /** The boolean, the integer's decimal text, the string, the fraction's double, or the elements. */
+    /** The boolean, the integer's decimal text, the string, the fraction's double, the elements, or the fields. */
     final Object value;
     /** For {@link Kind#OTHER}: what it is, for messages ("an object", "an array"). */
     final String otherName;
@@ -55,7 +57,14 @@ final class PayloadValue {
             for (Object element : elements) read.add(of(element, false));
             return new PayloadValue(Kind.ARRAY, read, null);
         }
-        if (value instanceof Map) return new PayloadValue(Kind.OTHER, null, "an object");
+        if (value instanceof Map) {
+            if (!lookIntoArrays) return new PayloadValue(Kind.OTHER, null, "an object");
+            Map<String, PayloadValue> fields = new java.util.LinkedHashMap<>();
+            for (Map.Entry<?, ?> entry : ((Map<?, ?>) value).entrySet()) {
+                if (entry.getKey() instanceof String) fields.put((String) entry.getKey(), of(entry.getValue(), false));
+            }
+            return new PayloadValue(Kind.OBJECT, fields, null);
+        }
         return new PayloadValue(Kind.OTHER, null, "a value of type " + value.getClass().getSimpleName());
     }
 
@@ -74,6 +83,8 @@ final class PayloadValue {
                 return "a string";
             case ARRAY:
                 return "an array";
+            case OBJECT:
+                return "an object";
             default:
                 return otherName;
         }
@@ -82,6 +93,11 @@ final class PayloadValue {
     @SuppressWarnings("unchecked")
     List<PayloadValue> elements() {
         return (List<PayloadValue>) value;
+    }
+
+    @SuppressWarnings("unchecked")
+    Map<String, PayloadValue> fields() {
+        return (Map<String, PayloadValue>) value;
     }
 
     boolean sameAs(PayloadValue other) {

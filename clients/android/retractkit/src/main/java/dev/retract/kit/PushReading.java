@@ -44,6 +44,25 @@ public final class PushReading {
         return isRetraction() ? new LinkedHashSet<>(CanonicalText.distinct(customData.threadIds)) : Collections.<String>emptySet();
     }
 
+    /**
+     * Whether the push is an edit: not a retraction (removing wins: a deleted
+     * message is never shown again), a readable {@code pushNotificationEdit},
+     * and a reference whose notification it changes.
+     */
+    public boolean isEdit() {
+        return !isRetraction() && customData != null && customData.edit != null && !customData.references().isEmpty();
+    }
+
+    /** The new words of the notifications of {@link #editedReferences()}; null when the push is not an edit. */
+    public NotificationEdit edit() {
+        return isEdit() ? customData.edit : null;
+    }
+
+    /** Every reference the edit names, single and batch; empty when the push is not an edit. */
+    public Set<String> editedReferences() {
+        return isEdit() ? new LinkedHashSet<>(customData.references()) : Collections.<String>emptySet();
+    }
+
     /** Whether the push says the rest of what to remove is in the device feed. */
     public boolean moreInFeed() {
         return isRetraction() && customData.moreInFeed;

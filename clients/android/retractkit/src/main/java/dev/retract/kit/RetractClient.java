@@ -2,6 +2,7 @@ package dev.retract.kit;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,6 +36,9 @@ public final class RetractClient {
      * <ul>
      *   <li>A retraction cancels the notifications it names and remembers its
      *       references ({@link MessageOutcome.Kind#RETRACTION}).</li>
+     *   <li>An edit re-posts the notifications of its references still
+     *       showing with its words ({@link MessageOutcome.Kind#EDIT}; see
+     *       {@link #edit}).</li>
      *   <li>An original Retract sent for the app to show ({@code androidDisplay: "app"}:
      *       a reference, and the alert's {@code title} or {@code body} in the
      *       data) comes back as {@link MessageOutcome.Kind#ORIGINAL}, to post
@@ -59,15 +63,19 @@ public final class RetractClient {
             return new MessageOutcome(MessageOutcome.Kind.RETRACTION, removed, reading.retractedReferences(), reading.retractedThreads(),
                     null, false, reading.diagnostics(), reading.moreInFeed());
         }
+        if (reading.isEdit()) {
+            List<ShownNotification> swept = sweep(shade);
+            boolean retracted = wasRetracted(reading.editedReferences());
+            List<ShownNotification> edited = edit(reading.editedReferences(), reading.edit(), shade);
+            return new MessageOutcome(MessageOutcome.Kind.EDIT, swept, reading.editedReferences(), Collections.emptySet(), null, retracted,
+                    reading.diagnostics(), false, reading.edit(), edited);
+        }
         Original original = original(reading, data);
         if (original == null) {
             return new MessageOutcome(MessageOutcome.Kind.NOT_RETRACT, Collections.emptyList(), Collections.emptySet(),
                     Collections.emptySet(), null, false, reading.diagnostics(), false);
         }
-        boolean retracted = false;
-        if (tombstones != null) {
-            for (String reference : reading.customData().references()) retracted = retracted || tombstones.contains(reference);
-        }
+        boolean retracted = wasRetracted(reading.customData().references());
         List<ShownNotification> swept = sweep(shade);
         MessageOutcome.Kind kind = !original.isForTheAppToShow()
                 ? MessageOutcome.Kind.NOT_RETRACT
@@ -118,6 +126,38 @@ public final class RetractClient {
         List<ShownNotification> matched = ShownNotification.retractedBy(shade.active(), removing, threads);
         for (ShownNotification notification : matched) shade.cancel(notification);
         return matched;
+    }
+
+    /**
+     * Re-posts, silently and in place, every notification showing that a
+     * retraction of {@code references} would remove (by its tag or the custom
+     * data in its extras; not by its conversation, whose other messages keep
+     * their words), with the edit's title (or the one shown, when the edit
+     * has none) and its body as text. A notification no longer showing stays
+     * gone: an edit never posts one. Nothing at all when one of the
+     * references was retracted before (a tombstone): a deleted message is
+     * never shown again, whatever order FCM delivered its edit and its
+     * retraction in.
+     *
+     * @return the notifications re-posted, as they show now
+     */
+    public List<ShownNotification> edit(Set<String> references, NotificationEdit edit, NotificationShade shade) {
+        if (wasRetracted(references)) return Collections.emptyList();
+        List<ShownNotification> edited = new ArrayList<>();
+        for (ShownNotification notification : ShownNotification.retractedBy(shade.active(), references, Collections.<String>emptySet())) {
+            shade.edit(notification, edit.title(), edit.body());
+            edited.add(notification.edited(edit.title(), edit.body()));
+        }
+        return edited;
+    }
+
+    /** Whether a tombstone says one of {@code references} was retracted; false without tombstones. */
+    private boolean wasRetracted(Collection<String> references) {
+        if (tombstones == null) return false;
+        for (String reference : references) {
+            if (tombstones.contains(reference)) return true;
+        }
+        return false;
     }
 
     /** What a catch-up did. */

@@ -40,6 +40,6 @@ public final class RetractPayload {
             if (data.containsKey(PayloadKeys.REFERENCE_ID.get(index)) || data.containsKey(PayloadKeys.MUST_REMOVE.get(index))) return true;
         }
         return data.containsKey(PayloadKeys.REFERENCE_IDS) || data.containsKey(PayloadKeys.THREAD_ID)
-                || data.containsKey(PayloadKeys.THREAD_IDS);
+                || data.containsKey(PayloadKeys.THREAD_IDS) || data.containsKey(PayloadKeys.EDIT);
     }
 }

@@ -22,14 +22,26 @@ import java.util.Set;
  * tag), or when its conversation is retracted: its group, or the thread in its
  * extras' custom data. The channel is not a conversation (the user turns
  * channels on and off by kind: "Messages", "Offers") and is never matched.
+ *
+ * <p>An edit re-posts it with other words ({@link #title()}, {@link #text()})
+ * when a retraction of the edit's references would remove it, by its tag or
+ * its extras' custom data: never by its conversation, whose other messages
+ * keep theirs.
  */
 public final class ShownNotification {
+    /** Where Android keeps a notification's title in its extras ({@code Notification.EXTRA_TITLE}). */
+    public static final String EXTRA_TITLE = "android.title";
+    /** Where Android keeps a notification's text in its extras ({@code Notification.EXTRA_TEXT}). */
+    public static final String EXTRA_TEXT = "android.text";
+
     private final String tag;
     private final int id;
     private final Map<String, ?> extras;
     private final String group;
     private final String channel;
     private final String identifier;
+    private final String title;
+    private final String text;
     private final Set<String> references;
     private final Set<String> threads;
 
@@ -37,22 +49,38 @@ public final class ShownNotification {
      * @param tag the notification's tag, or null (Firebase's own default is {@code FCM-Notification:<n>})
      * @param id its id; Firebase shows its notifications with id 0
      * @param extras its extras: what the app put there (the data map, for
-     *     an original the app built), or nothing for one Firebase showed
+     *     an original the app built), or none of the data for one Firebase
+     *     showed; its title and text are read from {@link #EXTRA_TITLE} and
+     *     {@link #EXTRA_TEXT}, where Android keeps them
      * @param group its group key, or null
      * @param channel its channel id, or null
      */
     public ShownNotification(String tag, int id, Map<String, ?> extras, String group, String channel) {
-        this(tag, id, extras, group, channel, androidName(tag, id));
+        this(tag, id, extras, group, channel, androidName(tag, id), string(extras, EXTRA_TITLE), string(extras, EXTRA_TEXT));
     }
 
-    private ShownNotification(
-            String tag, int id, Map<String, ?> extras, String group, String channel, String identifier) {
+    /**
+     * A notification whose words are given rather than read from its extras:
+     * one the app is about to post, or one Firebase showed from an
+     * {@code android.notification}'s title and body.
+     *
+     * @param title its title, or null
+     * @param text its text, or null
+     */
+    public ShownNotification(String tag, int id, Map<String, ?> extras, String group, String channel, String title, String text) {
+        this(tag, id, extras, group, channel, androidName(tag, id), title, text);
+    }
+
+    private ShownNotification(String tag, int id, Map<String, ?> extras, String group, String channel, String identifier, String title,
+            String text) {
         this.tag = tag;
         this.id = id;
         this.extras = extras == null ? Collections.<String, Object>emptyMap() : Collections.unmodifiableMap(new LinkedHashMap<>(extras));
         this.group = group;
         this.channel = channel;
         this.identifier = identifier;
+        this.title = title;
+        this.text = text;
         CustomData customData = RetractPayload.read(this.extras).customData();
         List<String> references = new ArrayList<>();
         if (customData != null) references.addAll(customData.references());
@@ -72,7 +100,27 @@ public final class ShownNotification {
      * collapse id becomes) and the thread identifier that of the group.
      */
     public static ShownNotification ofIPhone(String identifier, Map<String, ?> userInfo, String threadIdentifier) {
-        return new ShownNotification(identifier, 0, userInfo, threadIdentifier, null, identifier);
+        Object alert = userInfo == null || !(userInfo.get("aps") instanceof Map) ? null : ((Map<?, ?>) userInfo.get("aps")).get("alert");
+        String title = alert instanceof Map ? string((Map<?, ?>) alert, "title") : null;
+        String body = alert instanceof Map ? string((Map<?, ?>) alert, "body") : alert instanceof String ? (String) alert : null;
+        return new ShownNotification(identifier, 0, userInfo, threadIdentifier, null, identifier, title, body);
+    }
+
+    /**
+     * The same notification re-posted with other words, as an edit leaves it:
+     * the same tag, id, extras, group and channel.
+     *
+     * @param title the new title; null keeps the one shown
+     * @param text the new text
+     */
+    public ShownNotification edited(String title, String text) {
+        return new ShownNotification(tag, id, extras, group, channel, identifier, title != null ? title : this.title, text);
+    }
+
+    /** A text value of {@code map}: a string, or any {@code CharSequence} (Android's styled text) as its characters; else null. */
+    private static String string(Map<?, ?> map, String key) {
+        Object value = map == null ? null : map.get(key);
+        return value instanceof CharSequence ? value.toString() : null;
     }
 
     /** How the notification is named in lists: its tag; {@code tag#id} when the id is not 0; {@code #id} without a tag. */
@@ -145,6 +193,16 @@ public final class ShownNotification {
         return channel;
     }
 
+    /** Its title ({@link #EXTRA_TITLE}; an iPhone's {@code aps.alert.title}), or null. */
+    public String title() {
+        return title;
+    }
+
+    /** Its text ({@link #EXTRA_TEXT}; an iPhone's {@code aps.alert.body}, or {@code aps.alert} as a string), or null. */
+    public String text() {
+        return text;
+    }
+
     /** Of {@code showing}, those a retraction of {@code references} and {@code threads} removes, each once, in order. */
     public static List<ShownNotification> retractedBy(List<ShownNotification> showing, Set<String> references, Set<String> threads) {
         List<ShownNotification> matched = new ArrayList<>();
@@ -164,7 +222,8 @@ public final class ShownNotification {
         if (!(other instanceof ShownNotification)) return false;
         ShownNotification that = (ShownNotification) other;
         return id == that.id && Objects.equals(tag, that.tag) && Objects.equals(identifier, that.identifier)
-                && extras.equals(that.extras) && Objects.equals(group, that.group) && Objects.equals(channel, that.channel);
+                && extras.equals(that.extras) && Objects.equals(group, that.group) && Objects.equals(channel, that.channel)
+                && Objects.equals(title, that.title) && Objects.equals(text, that.text);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package dev.retract.kit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -8,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -65,12 +68,49 @@ class VectorTest {
         for (ShownNotification notification : showing) expectedLeft.add(notification.name());
         expectedLeft.removeAll(removed);
         assertEquals(expectedLeft, left, "what stays showing");
+        checkEdit(vector, outcome, showing, shade);
         List<String> keys = new ArrayList<>();
         for (PayloadProblem problem : outcome.diagnostics()) keys.add(problem.key());
         keys.sort(null);
         List<String> expectedKeys = new ArrayList<>((List<String>) vector.get("diagnostics"));
         expectedKeys.sort(null);
         assertEquals(expectedKeys, keys, "diagnostics");
+    }
+
+    /**
+     * {@code "edit"} (absent: the push is not an edit) and {@code "edited"}
+     * (absent: none): the edit read, the notifications re-posted, and what
+     * each shows now.
+     */
+    @SuppressWarnings("unchecked")
+    private static void checkEdit(Map<String, Object> vector, MessageOutcome outcome, List<ShownNotification> before, InMemoryShade shade) {
+        Map<String, Object> expected = (Map<String, Object>) vector.get("edit");
+        if (expected == null) {
+            assertNull(outcome.edit(), "edit");
+            assertTrue(outcome.kind() != MessageOutcome.Kind.EDIT, "not an edit");
+        } else {
+            assertEquals(MessageOutcome.Kind.EDIT, outcome.kind(), "an edit");
+            assertNotNull(outcome.edit(), "edit");
+            Object title = expected.get("title");
+            assertEquals(title == Json.NULL ? null : title, outcome.edit().title(), "edit.title");
+            assertEquals(expected.get("body"), outcome.edit().body(), "edit.body");
+        }
+        TreeSet<String> edited = new TreeSet<>();
+        for (ShownNotification notification : outcome.edited()) edited.add(notification.name());
+        assertEquals(sorted(vector.getOrDefault("edited", List.of())), edited, "edited");
+        Map<String, ShownNotification> was = new LinkedHashMap<>();
+        for (ShownNotification notification : before) was.put(notification.name(), notification);
+        for (ShownNotification now : shade.active()) {
+            ShownNotification then = was.get(now.name());
+            if (!edited.contains(now.name())) {
+                assertEquals(then, now, now.name() + " is left as it was");
+                continue;
+            }
+            String title = outcome.edit().title() != null ? outcome.edit().title() : then.title();
+            assertEquals(then.edited(title, outcome.edit().body()), now, now.name() + " shows the edit");
+            assertEquals(title, now.title(), now.name() + "'s title");
+            assertEquals(outcome.edit().body(), now.text(), now.name() + "'s text");
+        }
     }
 
     @SuppressWarnings("unchecked")

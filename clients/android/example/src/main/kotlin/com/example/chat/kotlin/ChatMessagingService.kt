@@ -20,6 +20,7 @@ class ChatMessagingService : FirebaseMessagingService() {
         )
     }
 
+    /** Retractions, edits (new words for a notification still showing) and Retract's originals are RetractKit's. */
     override fun onMessageReceived(message: RemoteMessage) {
         if (retract.onMessageReceived(message)) return
         // the app's own messages (typing, receipts), as before

@@ -16,9 +16,9 @@ import java.util.Map;
 
 /**
  * The glue a {@code FirebaseMessagingService} calls: retractions cancel what
- * they name, originals Retract sent as data only are posted under their tag on
- * the app's channel, and the device feed is read with a cursor kept in
- * {@code SharedPreferences}. Everything it decides is the plain-JVM
+ * they name, edits re-post what they name with their words, originals Retract
+ * sent as data only are posted under their tag on the app's channel, and the
+ * device feed is read with a cursor kept in {@code SharedPreferences}. Everything it decides is the plain-JVM
  * {@link RetractClient}'s; this class only reaches Android.
  *
  * <p>{@code onMessageReceived} and {@code onNewToken} run on a background
@@ -62,15 +62,18 @@ public final class RetractMessaging {
     /**
      * Handles a message if it is Retract's to handle.
      *
-     * @return true for a retraction, for an original Retract sent for the app
-     *     to show, and for an original Firebase would have shown but handed
-     *     to the app because it is in the foreground (each posted under its
-     *     tag, unless its retraction came first); false for anything else,
-     *     the app's own, to handle as before
+     * @return true for a retraction; for an edit (the notifications of its
+     *     references still showing now show its words; one the user
+     *     dismissed stays gone, one retracted is never shown again); for an
+     *     original Retract sent for the app to show, and for an original
+     *     Firebase would have shown but handed to the app because it is in
+     *     the foreground (each posted under its tag, unless its retraction
+     *     came first); false for anything else, the app's own, to handle as
+     *     before
      */
     public boolean onMessageReceived(RemoteMessage message) {
         Map<String, String> data = message.getData();
-        SystemNotificationShade shade = new SystemNotificationShade(manager);
+        SystemNotificationShade shade = new SystemNotificationShade(context, manager);
         MessageOutcome outcome = client.onMessageReceived(data, shade);
         switch (outcome.kind()) {
             case RETRACTION:
@@ -79,6 +82,7 @@ public final class RetractMessaging {
             case ORIGINAL:
                 post(outcome.original(), null);
                 return true;
+            case EDIT:
             case RETRACTED_ORIGINAL:
                 return true;
             default:
@@ -107,7 +111,7 @@ public final class RetractMessaging {
      */
     public RetractClient.CatchUp catchUp(long budgetMillis) throws FeedException {
         if (feed == null) return null;
-        return client.catchUp(feed, cursor, new SystemNotificationShade(manager), budgetMillis);
+        return client.catchUp(feed, cursor, new SystemNotificationShade(context, manager), budgetMillis);
     }
 
     private void catchUpQuietly() {

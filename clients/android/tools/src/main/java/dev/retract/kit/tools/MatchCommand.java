@@ -4,6 +4,7 @@ import dev.retract.kit.CanonicalText;
 import dev.retract.kit.InMemoryShade;
 import dev.retract.kit.Json;
 import dev.retract.kit.JsonNumber;
+import dev.retract.kit.NotificationEdit;
 import dev.retract.kit.PayloadProblem;
 import dev.retract.kit.PushReading;
 import dev.retract.kit.RetractClient;
@@ -22,14 +23,14 @@ import java.util.Map;
 
 /**
  * {@code match --push PUSH.json --delivered DELIVERED.json}: what an Android
- * phone running the library removes for a push. The same options, output and
- * exit codes as {@code retract match}.
+ * phone running the library removes, or edits, for a push. The same options,
+ * output and exit codes as {@code retract match}.
  */
 final class MatchCommand {
     static final String HELP = String.join("\n",
             "usage: scripts/android-match --push PUSH.json --delivered DELIVERED.json",
             "",
-            "Shows what an Android phone running RetractKit for Android removes for a push: the same",
+            "Shows what an Android phone running RetractKit for Android removes, or edits, for a push: the same",
             "interface, output and exit codes as `retract match`.",
             "",
             "PUSH is the FCM message's data map (every value a string), or any push's JSON object",
@@ -42,9 +43,11 @@ final class MatchCommand {
             "    \"threadIdentifier\": \"...\"}, named by its identifier.",
             "",
             "Prints one JSON object: {\"retraction\": true|false, \"references\": [...], \"threads\": [...],",
-            "\"remove\": [...], \"diagnostics\": [{\"key\": \"...\", \"problem\": \"...\"}]}. A value a phone cannot",
-            "read is left out and the rest of the push is read; each such value is a diagnostic, also printed",
-            "on stderr.",
+            "\"remove\": [...], \"diagnostics\": [{\"key\": \"...\", \"problem\": \"...\"}]}; for an edit (pushNotificationEdit,",
+            "no removal flag), also \"edit\": {\"title\": \"...\" or null, \"body\": \"...\"} and \"edited\": [...], the notifications",
+            "that now show its words, before \"diagnostics\", with the edit's references as \"references\". A value a",
+            "phone cannot read is left out and the rest of the push is read; each such value is a diagnostic, also",
+            "printed on stderr.",
             "",
             "Exit codes: 0 done; 2 a file is missing, unreadable, not JSON or not of the expected shape;",
             "64 a bad argument.");
@@ -89,27 +92,39 @@ final class MatchCommand {
             err.println("android-match: warning: " + pushPath + ": " + problem);
         }
         List<String> removed = new ArrayList<>();
+        List<String> edited = new ArrayList<>();
+        InMemoryShade shade = new InMemoryShade(delivered);
         if (reading.isRetraction()) {
-            InMemoryShade shade = new InMemoryShade(delivered);
             for (ShownNotification notification : new RetractClient(null).retract(
                     reading.retractedReferences(), reading.retractedThreads(), shade)) {
                 removed.add(notification.name());
             }
+        } else if (reading.isEdit()) {
+            for (ShownNotification notification : new RetractClient(null).edit(reading.editedReferences(), reading.edit(), shade)) {
+                edited.add(notification.name());
+            }
         }
-        out.println(report(reading.isRetraction(), reading.retractedReferences(), reading.retractedThreads(), removed,
+        Collection<String> references = reading.isEdit() ? reading.editedReferences() : reading.retractedReferences();
+        out.println(report(reading.isRetraction(), references, reading.retractedThreads(), removed, reading.edit(), edited,
                 reading.diagnostics()));
         return 0;
     }
 
-    /** The line {@code retract match} prints, keys in its order, lists sorted. */
+    /**
+     * The line {@code retract match} prints, keys in its order, lists sorted;
+     * {@code "edit"} and {@code "edited"} only for an edit ({@code edit} not null).
+     */
     static String report(boolean retraction, Collection<String> references, Collection<String> threads, Collection<String> removed,
-            List<PayloadProblem> diagnostics) {
+            NotificationEdit edit, Collection<String> edited, List<PayloadProblem> diagnostics) {
         List<String> problems = new ArrayList<>();
         for (PayloadProblem problem : diagnostics) {
             problems.add("{\"key\": " + Json.quote(problem.key()) + ", \"problem\": " + Json.quote(problem.description()) + "}");
         }
+        String editing = edit == null ? ""
+                : "\"edit\": {\"title\": " + (edit.title() == null ? "null" : Json.quote(edit.title())) + ", \"body\": "
+                        + Json.quote(edit.body()) + "}, \"edited\": " + list(edited) + ", ";
         return "{\"retraction\": " + retraction + ", \"references\": " + list(references) + ", \"threads\": " + list(threads)
-                + ", \"remove\": " + list(removed) + ", \"diagnostics\": [" + String.join(", ", problems) + "]}";
+                + ", \"remove\": " + list(removed) + ", " + editing + "\"diagnostics\": [" + String.join(", ", problems) + "]}";
     }
 
     /** Sorted as Swift sorts strings: by their NFC forms' code points. */

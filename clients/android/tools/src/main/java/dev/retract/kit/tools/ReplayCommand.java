@@ -23,8 +23,10 @@ import java.util.Map;
  * per line on stdin, {@code {"device": "...", "events": [...]}}, each event
  * one of
  * <ul>
- *   <li>{@code {"display": {"tag": ..., "id": 0, "channel": ...}}}: Firebase showed a notification
- *       message itself (the app was in the background), with no app code;</li>
+ *   <li>{@code {"display": {"tag": ..., "id": 0, "channel": ..., "title": ..., "body": ...}}}: Firebase
+ *       showed a notification message itself (the app was in the background), with no app code,
+ *       in place of one showing under the same tag and id; {@code title} and {@code body}, each
+ *       optional, are its {@code android.notification}'s;</li>
  *   <li>{@code {"data": {...}}}: a message Android handed to the app's
  *       {@code onMessageReceived}, its data map;</li>
  *   <li>{@code {"start": {"feed": "https://…", "key": "…", "app": "…"}}}: the user
@@ -33,10 +35,13 @@ import java.util.Map;
  * </ul>
  * and runs the app a RetractKit for Android integration is (the library's
  * {@link RetractClient} with tombstones, over a shade that behaves as
- * Android's): a retraction cancels what it names, an original sent as data
+ * Android's): a retraction cancels what it names, an edit re-posts what is
+ * still showing of what it names with its words, an original sent as data
  * only is posted under its tag unless it was retracted first. Prints one
- * line per phone: {@code {"device": "...", "showing": [{"name": ..., "references": [...]}], "diagnostics": n}},
- * with {@code "feedError"} when a feed could not be read.
+ * line per phone:
+ * {@code {"device": "...", "showing": [{"name": ..., "references": [...], "title": ..., "text": ...}], "diagnostics": n}},
+ * in the order they were posted, {@code title} and {@code text} a string or null, with
+ * {@code "feedError"} when a feed could not be read.
  * The phone's state (force-stopped, Doze) is the simulator's: it decides which
  * events reach the app.
  */
@@ -87,7 +92,7 @@ final class ReplayCommand {
             if (start instanceof Map) {
                 feedError = start((Map<?, ?>) start, (String) phone.get("device"), client, shade);
             } else if (display instanceof Map) {
-                shade.post(MatchCommand.notification(display, index));
+                shade.post(displayed((Map<?, ?>) display, index));
             } else if (data instanceof Map) {
                 MessageOutcome outcome = client.onMessageReceived((Map<String, ?>) data, shade);
                 diagnostics += outcome.diagnostics().size();
@@ -101,6 +106,8 @@ final class ReplayCommand {
             Map<String, Object> shown = new LinkedHashMap<>();
             shown.put("name", notification.name());
             shown.put("references", new ArrayList<>(notification.references()));
+            shown.put("title", notification.title());
+            shown.put("text", notification.text());
             showing.add(shown);
         }
         Map<String, Object> result = new LinkedHashMap<>();
@@ -109,6 +116,28 @@ final class ReplayCommand {
         result.put("diagnostics", new dev.retract.kit.JsonNumber(String.valueOf(diagnostics)));
         if (feedError != null) result.put("feedError", feedError);
         return Json.write(result);
+    }
+
+    /**
+     * The notification Firebase shows for a display event: its tag, id and
+     * channel, with its title and body (else those its extras hold, as Android
+     * keeps them).
+     */
+    private static ShownNotification displayed(Map<?, ?> display, int index) {
+        ShownNotification shown = MatchCommand.notification(display, index);
+        String title = word(display, "title", index);
+        String body = word(display, "body", index);
+        return new ShownNotification(shown.tag(), shown.id(), shown.extras(), shown.group(), shown.channel(),
+                title != null ? title : shown.title(), body != null ? body : shown.text());
+    }
+
+    private static String word(Map<?, ?> display, String key, int index) {
+        Object value = display.get(key);
+        if (value == null || value == Json.NULL) return null;
+        if (!(value instanceof String)) {
+            throw new IllegalArgumentException("event " + index + ": \"" + key + "\" must be a string, found " + MatchCommand.kind(value));
+        }
+        return (String) value;
     }
 
     /** The app starts: it saves its token and reads the feed; the problem, or null. */
