@@ -122,7 +122,9 @@ struct OfflineView: Encodable {
 struct ScreenView: Encodable {
     struct Shown: Encodable {
         var identifier: String
+        /// What it displays: its body, or what its extension or an edit put there; and its title, if any.
         var text: String
+        var title: String?
         var references: [String]
     }
 
@@ -140,6 +142,7 @@ struct ScreenView: Encodable {
         showing = screen.showing.map { notification in
             Shown(
                 identifier: notification.identifier, text: screen.texts[notification.identifier] ?? "",
+                title: screen.titles[notification.identifier],
                 references: ([notification.referenceID].compactMap { $0 } + notification.referenceIDs).map(\.rawValue))
         }
         dropped = screen.dropped
