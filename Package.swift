@@ -284,6 +284,7 @@ let package = Package(
                 server("Logging", "swift-log"),
                 server("NIOCore", "swift-nio"),
                 server("NIOConcurrencyHelpers", "swift-nio"),
+                server("NIOPosix", "swift-nio"),
                 server("PostgresNIO", "postgres-nio"),
             ]
         ),

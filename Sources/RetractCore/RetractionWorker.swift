@@ -40,6 +40,8 @@ package final class RetractionWorker: Sendable {
     static let announcementLifetime = Duration.seconds(60)
     /// Set by ``stopClaiming()``: lanes finish their item and claim no more.
     private let draining = NIOLockedValueBox(false)
+    /// Why the lanes claim nothing for now (the ledger takes no writes), or nil: ``holdClaiming(_:)``.
+    private let held = NIOLockedValueBox<String?>(nil)
     /// Wakes idle lanes: the ledger's notifications, this process's own
     /// splits and finishes, and a window that grew (the engine's, shared by
     /// its workers).
@@ -107,7 +109,9 @@ package final class RetractionWorker: Sendable {
     package func run() async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listen() }
-            if let webhooks { group.addTask { await webhooks.run { !self.isDraining } } }
+            if let webhooks {
+                group.addTask { await webhooks.run(while: { !self.isDraining }, mayClaim: { self.held.withLockedValue { $0 } == nil }) }
+            }
             await withTaskGroup(of: Void.self) { lanes in
                 for index in 0..<settings.lanes {
                     lanes.addTask {
@@ -176,6 +180,18 @@ package final class RetractionWorker: Sendable {
         }
     }
 
+    /// Holds the claiming while the ledger takes no writes (`reason`: a
+    /// standby that the database's address reaches after a failover), and
+    /// lets it go on when it does again (nil): a claim there would only fail.
+    /// The items in hand finish, or fail and go back, on their own.
+    package func holdClaiming(_ reason: String?) {
+        let released = held.withLockedValue { held in
+            defer { held = reason }
+            return held != nil && reason == nil
+        }
+        if released { wake.signal() }
+    }
+
     /// Lets the lanes finish the items they hold, and claim no more: the
     /// first step of a graceful stop.
     package func stopClaiming() {
@@ -225,7 +241,7 @@ package final class RetractionWorker: Sendable {
         while !Task.isCancelled && !isDraining {
             let seen = wake.generation
             if finished?.withLockedValue({ $0 }) == true { return }
-            guard index < workingLanes else {
+            guard index < workingLanes, held.withLockedValue({ $0 }) == nil else {
                 await wake.wait(after: seen, atMost: settings.idlePoll)
                 continue
             }

@@ -28,10 +28,15 @@ package struct WebhookCourier: Sendable {
 
     /// Delivers until `keepGoing` turns false (checked between batches) or
     /// the task is cancelled; database errors are logged and waited out.
-    package func run(while keepGoing: @escaping @Sendable () -> Bool) async {
+    /// - Parameter mayClaim: false while claims must wait (the ledger takes no writes).
+    package func run(while keepGoing: @escaping @Sendable () -> Bool, mayClaim: @escaping @Sendable () -> Bool = { true }) async {
         let wake = engine.sender.wake
         while !Task.isCancelled && keepGoing() {
             let seen = wake.generation
+            guard mayClaim() else {
+                await wake.wait(after: seen, atMost: sender.settings.poll)
+                continue
+            }
             do {
                 let claimed = try await store.claimWebhookDeliveries(worker: worker, limit: Self.batch, lease: sender.settings.lease)
                 guard !claimed.isEmpty else {

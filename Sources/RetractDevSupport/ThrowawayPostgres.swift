@@ -46,12 +46,7 @@ package final class ThrowawayPostgres: @unchecked Sendable {
     ///     off by default, for speed.
     package static func start(tls: (certificatePEM: String, keyPEM: String)? = nil, durable: Bool = false) throws -> ThrowawayPostgres {
         let bin = try binDirectory()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "retract-demo-postgres-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        if getuid() == 0 {
-            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.path)
-        }
+        let directory = try newFolder("retract-demo-postgres")
         var settings = durable ? [] : ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
         if let tls {
             // The server reads them as its own user, and refuses a key others can read.
@@ -65,11 +60,87 @@ package final class ThrowawayPostgres: @unchecked Sendable {
             }
             settings += ["ssl=on", "ssl_cert_file=\(certificate)", "ssl_key_file=\(key)"]
         }
+        return try launch(in: directory, bin: bin, settings: settings) { data in
+            try run(bin + "/initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"], what: "initdb")
+        }
+    }
+
+    /// A streaming standby of this cluster, started on a port of its own: a
+    /// base backup (`pg_basebackup -R`, which writes `standby.signal` and the
+    /// connection to this one), read-only until ``promote()``. Without
+    /// `synchronous` replication the primary does not wait for it; with it,
+    /// the primary is told to (`synchronous_standby_names`, reloaded) and a
+    /// commit it acknowledged is on the standby too. `port` is where the
+    /// standby reaches this one (a proxy that can cut the link), this one's
+    /// own port by default.
+    package func startStandby(synchronous: Bool = false, reachingItAt port: Int? = nil) throws -> ThrowawayPostgres {
+        let directory = try Self.newFolder("retract-standby-postgres")
+        let name = "standby_\(UUID().uuidString.prefix(8).lowercased())"
+        let standby = try Self.launch(in: directory, bin: binDirectory, settings: settings) { [self] data in
+            try Self.run(
+                try Self.tool("pg_basebackup", near: binDirectory),
+                [
+                    "-d", "postgres://postgres@127.0.0.1:\(port ?? self.port)/postgres?application_name=\(name)", "-D", data, "-R",
+                    "-X", "stream",
+                    "--no-sync",
+                ],
+                what: "pg_basebackup")
+        }
+        if synchronous {
+            try execute("ALTER SYSTEM SET synchronous_standby_names = '\(name)'")
+            try execute("ALTER SYSTEM SET synchronous_commit = 'on'")
+            try execute("SELECT pg_reload_conf()")
+        }
+        return standby
+    }
+
+    /// Kills the server as a crash of its machine would: SIGKILL to the
+    /// postmaster, no shutdown, its connections left to find out. ``stop()``
+    /// still removes its folder.
+    package func kill() throws {
+        let pidFile = directory.appendingPathComponent("data/postmaster.pid").path
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+            let pid = text.split(separator: "\n").first.flatMap({ pid_t($0.trimmingCharacters(in: .whitespaces)) })
+        else { throw Problem(description: "cannot read the postmaster's pid from \(pidFile)") }
+        #if canImport(Glibc)
+        guard Glibc.kill(pid, SIGKILL) == 0 else { throw Problem(description: "kill -9 \(pid): \(String(cString: strerror(errno)))") }
+        #else
+        guard Darwin.kill(pid, SIGKILL) == 0 else { throw Problem(description: "kill -9 \(pid): \(String(cString: strerror(errno)))") }
+        #endif
+    }
+
+    /// Ends a standby's recovery: it takes writes from then on.
+    package func promote() throws {
+        try Self.run(
+            binDirectory + "/pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-w", "promote"], what: "pg_ctl promote")
+    }
+
+    /// Runs one SQL statement as `postgres` through `psql`.
+    package func execute(_ sql: String) throws {
+        try Self.run(try Self.tool("psql", near: binDirectory), ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql], what: "psql")
+    }
+
+    /// A new folder in the temp folder, the postgres user's when this process is root.
+    private static func newFolder(_ prefix: String) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: directory.path)
+        }
+        return directory
+    }
+
+    /// Makes the cluster's data in `directory` (`create`, given the data
+    /// folder) and starts it on a free port, trying another if one was taken
+    /// meanwhile. From the start, Ctrl-C stops whatever runs in the folder
+    /// and removes it; a failure removes it too.
+    private static func launch(
+        in directory: URL, bin: String, settings: [String], create: (String) throws -> Void
+    ) throws -> ThrowawayPostgres {
         let data = directory.appendingPathComponent("data").path
-        // From here on, Ctrl-C stops whatever runs in the folder and removes it.
         let cleanup = SignalCleanup.shared.add { stopServer(bin: bin, data: data, directory: directory) }
         do {
-            try run(bin + "/initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"], what: "initdb")
+            try create(data)
             var lastError: (any Error)?
             for _ in 0..<3 {
                 let port = try freePort()
@@ -92,7 +163,8 @@ package final class ThrowawayPostgres: @unchecked Sendable {
     }
 
     private static func startServer(bin: String, data: String, directory: URL, port: Int, settings: [String]) throws {
-        let options = (["-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1"] + settings.map { "-c \($0)" }).joined(separator: " ")
+        let options = (["-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1"] + settings.map { "-c \($0)" }).joined(
+            separator: " ")
         try run(
             bin + "/pg_ctl",
             ["-D", data, "-l", directory.appendingPathComponent("postgres.log").path, "-w", "-t", "60", "-o", options, "start"],
@@ -141,6 +213,18 @@ package final class ThrowawayPostgres: @unchecked Sendable {
     }
 
     // MARK: - Helpers
+
+    /// Where PostgreSQL's tool `name` is: beside initdb and pg_ctl, else on
+    /// PATH, else in Debian's layout (PATH may hold links to some tools only).
+    private static func tool(_ name: String, near bin: String) throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).sorted().reversed()
+        let folders = [bin] + path.split(separator: ":").map(String.init) + versions.map { "/usr/lib/postgresql/\($0)/bin" }
+        guard let folder = folders.first(where: { FileManager.default.isExecutableFile(atPath: $0 + "/" + name) }) else {
+            throw Problem(description: "PostgreSQL's \(name) is neither beside \(bin)/initdb, on PATH, nor in /usr/lib/postgresql/*/bin")
+        }
+        return folder + "/" + name
+    }
 
     /// The folder with initdb and pg_ctl: PATH first, then Debian's layout.
     private static func binDirectory() throws -> String {

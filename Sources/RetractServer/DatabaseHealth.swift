@@ -18,6 +18,9 @@ import RetractStore
 final class DatabaseHealth: Sendable {
     private struct State {
         var up = true
+        /// Why the database, up, takes no writes (a standby, read-only by
+        /// default); nil when it takes them.
+        var readOnly: String?
         /// Pings in a row not answered within their time.
         var unanswered = 0
         /// Requests waiting to hear that the database went down.
@@ -35,6 +38,29 @@ final class DatabaseHealth: Sendable {
     }
 
     var isUp: Bool { state.withLockedValue { $0.up } }
+
+    /// Why the database takes no writes, while it answers and refuses them:
+    /// nil when it takes them (or is down, which ``isUp`` says).
+    var readOnly: String? { state.withLockedValue { $0.up ? $0.readOnly : nil } }
+
+    /// Whether writes may be attempted: the database is up and takes them.
+    var isWritable: Bool { state.withLockedValue { $0.up && $0.readOnly == nil } }
+
+    /// Notes why the database takes no writes (nil: it takes them), saying so when that changes.
+    func record(readOnly reason: String?) {
+        let changed = state.withLockedValue { state in
+            defer { state.readOnly = reason }
+            return state.readOnly != reason
+        }
+        guard changed else { return }
+        if let reason {
+            logger.error(
+                "the database takes no writes; writes answer 503 and the workers claim nothing until it does",
+                metadata: ["reason": "\(reason)"])
+        } else {
+            logger.notice("the database takes writes again")
+        }
+    }
 
     func record(up isUp: Bool, detail: String? = nil) {
         let (changed, waiters) = state.withLockedValue { state in
@@ -91,13 +117,20 @@ final class DatabaseHealth: Sendable {
         return try outcome.get()
     }
 
+    /// Runs a write's `body` unless the database is down or takes no writes
+    /// (503 at once, naming why: nothing is attempted), as ``whileUp(_:)`` does.
+    func whileWritable<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        if let reason = readOnly { throw APIProblem.databaseUnavailable(reason) }
+        return try await whileUp(body)
+    }
+
     /// Pings once, waiting at most `timeout`.
     func check(_ store: RetractStore, timeout: Duration = .seconds(2)) async {
         let started = ContinuousClock.now
         let failure: (detail: String, unanswered: Bool)? = await firstOf(
             { () async -> (String, Bool)? in
                 do {
-                    try await store.ping()
+                    self.record(readOnly: try await store.ping())
                     return nil
                 } catch let error as StoreError {
                     return (error.message, false)

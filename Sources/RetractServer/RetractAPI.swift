@@ -90,7 +90,7 @@ struct RetractAPI: Sendable {
         post(router, "/v1/apps/:name/webhook") { try await setWebhook($0) }
         delete(router, "/v1/apps/:name/webhook") { request, context in
             let key = try APIKeySecret.bearer(in: request)
-            return try await health.whileUp {
+            return try await health.whileWritable {
                 let caller = try await authenticate(key, context: context, kind: .write)
                 return try await removeWebhook(appName: context.parameters.get("name") ?? "", caller: caller)
             }
@@ -159,7 +159,8 @@ struct RetractAPI: Sendable {
         routes.add(method, path)
         router.on(RouterPath(path), method: method) { request, context in
             let key = try APIKeySecret.bearer(in: request)
-            let caller = try await health.whileUp { try await authenticate(key, context: context, kind: .write) }
+            // A database that takes no writes (a standby the address reached after a failover) is told at once: nothing is attempted.
+            let caller = try await health.whileWritable { try await authenticate(key, context: context, kind: .write) }
             var request = request
             let body = try await JSONBody.collect(&request, limit: settings.maxBodySize)
             let input = PostInput(
@@ -326,6 +327,8 @@ struct RetractAPI: Sendable {
     private func ready() async throws -> Response {
         await health.check(store)
         guard health.isUp else { throw APIProblem.databaseUnavailable("the database is unavailable") }
+        // Up but taking no writes: a load balancer sends no traffic here until the address reaches a primary.
+        if let reason = health.readOnly { throw APIProblem(.notReady, reason) }
         let pending: [Migration]
         do {
             pending = try await MigrationRunner().pending(store)

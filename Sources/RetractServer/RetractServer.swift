@@ -66,6 +66,8 @@ package struct RetractServer: Service {
         // The workers deliver the completion webhooks too, beside their lanes.
         let webhooks: WebhookSender? = try settings.mode.runsWorkers ? WebhookSender(settings: settings.webhooks, logger: logger) : nil
         let worker = RetractionWorker(engine: engine, webhooks: webhooks)
+        // Nothing is claimed before the first ping says the database takes writes (MaintenanceService).
+        worker.holdClaiming("the database has not been checked yet")
         let feedPacing = FeedPacing(perSecond: settings.rateLimits.feedCallsWhileSending) { [runsWorkers = settings.mode.runsWorkers] in
             runsWorkers && worker.isSending(orWithin: FeedPacing.quiet)
         }
@@ -89,7 +91,9 @@ package struct RetractServer: Service {
         // Shut down last first: the workers stop claiming at once; the API finishes its
         // requests and stops; the workers finish or release their items; the chores end.
         var services: [any Service] = [
-            MaintenanceService(store: engine.store, health: health, settings: settings, metricsFactory: factory, logger: logger),
+            MaintenanceService(
+                store: engine.store, health: health, worker: settings.mode.runsWorkers ? worker : nil, settings: settings,
+                metricsFactory: factory, logger: logger),
             CredentialReloadService(engine: engine),
         ]
         // The workers check each webhook against their own list before sending it: without one, every delivery is given up.

@@ -60,13 +60,19 @@ struct DrainSignal: Service {
 struct MaintenanceService: Service {
     let store: RetractStore
     let health: DatabaseHealth
+    /// The workers, when this process runs them: they claim nothing while the database takes no writes.
+    let worker: RetractionWorker?
     let settings: ServerSettings
     let logger: Logger
     let queueDepth: Gauge
 
-    init(store: RetractStore, health: DatabaseHealth, settings: ServerSettings, metricsFactory: any MetricsFactory, logger: Logger) {
+    init(
+        store: RetractStore, health: DatabaseHealth, worker: RetractionWorker?, settings: ServerSettings,
+        metricsFactory: any MetricsFactory, logger: Logger
+    ) {
         self.store = store
         self.health = health
+        self.worker = worker
         self.settings = settings
         self.logger = logger
         queueDepth = Gauge(label: "retract_queue_depth", dimensions: [], factory: metricsFactory)
@@ -74,6 +80,8 @@ struct MaintenanceService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            // Before any chore or claim: whether the database takes writes.
+            await ping()
             await withTaskGroup(of: Void.self) { group in
                 // Apart from the chores, which wait on the database as long as it takes.
                 group.addTask { await pingLoop() }
@@ -82,17 +90,23 @@ struct MaintenanceService: Service {
         }
     }
 
+    private func ping() async {
+        await health.check(store)
+        worker?.holdClaiming(health.readOnly)
+    }
+
     private func pingLoop() async {
         while !Task.isCancelled {
-            await health.check(store)
             try? await Task.sleep(for: settings.healthInterval)
+            await ping()
         }
     }
 
     private func choreLoop() async {
         var lastRetention: ContinuousClock.Instant?
         while !Task.isCancelled {
-            if health.isUp {
+            // The chores write: not on a database that takes no writes.
+            if health.isWritable {
                 if let depth = try? await store.queuedWorkCount() { queueDepth.record(depth) }
                 // Cancelled retractions a stopped process left in the device feed.
                 if let forgotten = try? await store.forgetCancelledInFeed(), !forgotten.isEmpty {

@@ -41,6 +41,8 @@ package struct MigrationRunner: Sendable {
     }
 
     private func migrate(on connection: PostgresConnection, logger: Logger) async throws -> [Migration] {
+        // A current database is only read: a standby (a server pointed at one after a failover) starts, and says it takes no writes.
+        guard try await !pending(on: connection, logger: logger).isEmpty else { return [] }
         try await connection.query("SELECT pg_advisory_lock(\(Self.advisoryLockKey))", logger: logger)
         do {
             try await connection.query(

@@ -269,11 +269,28 @@ package final class RetractStore: Sendable {
             operation)
     }
 
-    /// Whether the database answers: for readiness checks. Through
-    /// ``healthClient``, so that a busy pool does not read as a database that is down.
-    package func ping() async throws(StoreError) {
+    /// Whether the database answers, and why it takes no writes if it does
+    /// not: for readiness checks. A standby (`pg_is_in_recovery()`: after a
+    /// failover the old address may reach one) or a server read-only by
+    /// default (`default_transaction_read_only`) answers reads and refuses
+    /// every write. Through ``healthClient``, so that a busy pool does not
+    /// read as a database that is down.
+    ///
+    /// - Returns: nil when it takes writes; else why not, in a sentence.
+    @discardableResult
+    package func ping() async throws(StoreError) -> String? {
         try await perform("checking the database", idempotent: true) { [self] in
-            _ = try await healthClient.query("SELECT 1", logger: logger).collect()
+            let rows = try await healthClient.query(
+                "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'", logger: logger)
+            for try await (standby, readOnly) in rows.decode((Bool, Bool).self) {
+                if standby {
+                    return "the database is a standby (in recovery): it takes no writes; point the database URL at the primary"
+                }
+                if readOnly {
+                    return "the database is read-only (default_transaction_read_only = on): it takes no writes"
+                }
+            }
+            return nil
         }
     }
 

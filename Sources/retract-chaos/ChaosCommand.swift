@@ -53,14 +53,15 @@ struct ChaosCommand: AsyncParsableCommand {
     func run() async throws {
         if list {
             for scenario in Scenario.all {
-                print("\(scenario.name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(scenario.summary)")
+                let form = scenario.inShortForm ? "" : " (not in --short)"
+                print("\(scenario.name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(scenario.summary)\(form)")
             }
             return
         }
         lineBufferStandardOutput()
         var size = short ? Size.short : Size.full
         if let outage { size.outageLength = .seconds(outage) }
-        let chosen = Scenario.all.filter { scenarios.isEmpty || scenarios.contains($0.name) }
+        let chosen = Scenario.all.filter { scenarios.isEmpty ? !short || $0.inShortForm : scenarios.contains($0.name) }
         let stage = try ChaosStage.start(retract: retract, workerLogLevel: workerLogLevel)
         defer {
             stage.stop(keepingLogs: keepLogs)

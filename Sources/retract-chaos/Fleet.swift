@@ -42,8 +42,11 @@ final class Fleet: Sendable {
 
     /// Runs `body` with simulators started with `faults` (and FCM's when
     /// `fcm`), on a new database; everything is stopped afterwards.
+    /// - Parameter database: a database of the scenario's own (migrated
+    ///   here, kept afterwards), instead of a scratch one on the stage's cluster.
     static func with<Result: Sendable>(
-        _ stage: ChaosStage, name: String, faults: APNsSimulatorFaults, fcm withFCM: Bool = false, _ body: (Fleet) async throws -> Result
+        _ stage: ChaosStage, name: String, faults: APNsSimulatorFaults, fcm withFCM: Bool = false, database: String? = nil,
+        _ body: (Fleet) async throws -> Result
     ) async throws -> Result {
         let folder = stage.folder.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -66,12 +69,19 @@ final class Fleet: Sendable {
                 environment["FCM_ENDPOINT"] = simulator.baseURL
                 environment["FCM_CA_FILE"] = caPath
             }
-            let result = try await stage.withDatabase { url in
+            func withFleet(_ url: String) async throws -> Result {
                 environment["DATABASE_URL"] = url
                 let fleet = Fleet(
                     stage: stage, apns: apns, fcm: fcm, databaseURL: url, keyPath: keyPath, serviceAccountPath: serviceAccountPath,
                     environment: environment, folder: folder)
                 return try await body(fleet)
+            }
+            let result: Result
+            if let database {
+                try stage.run(["migrate", "--database-url", database]).check("retract migrate")
+                result = try await withFleet(database)
+            } else {
+                result = try await stage.withDatabase { try await withFleet($0) }
             }
             try await apns.stop()
             await fcm?.stop()

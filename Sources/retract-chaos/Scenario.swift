@@ -17,6 +17,12 @@ struct Size: Sendable {
     var mixed: Int
     var revived: Int
     var poison: Int
+    /// Devices of the failover scenarios.
+    var failover: Int
+    /// How long the address reaches nothing after the primary dies, before
+    /// the standby is promoted and the address moved to it: the time a
+    /// managed service or Patroni takes to decide.
+    var failoverPause: Duration
     /// Added to every APNs answer, so that a retraction lasts long enough to
     /// be interrupted part-way.
     var latency: TimeAmount
@@ -25,10 +31,10 @@ struct Size: Sendable {
 
     static let full = Size(
         killed: 50_000, restarted: 20_000, outage: 20_000, outageLength: .seconds(300), throttled: 20_000, mixed: 2_000, revived: 1_000,
-        poison: 2_000, latency: .milliseconds(10), window: 200)
+        poison: 2_000, failover: 20_000, failoverPause: .seconds(30), latency: .milliseconds(10), window: 200)
     static let short = Size(
         killed: 5_000, restarted: 3_000, outage: 3_000, outageLength: .seconds(10), throttled: 3_000, mixed: 400, revived: 200,
-        poison: 1_000,
+        poison: 1_000, failover: 3_000, failoverPause: .seconds(5),
         latency: .milliseconds(20), window: 50)
 }
 
@@ -80,6 +86,8 @@ struct Outcome: Sendable {
 struct Scenario: Sendable {
     var name: String
     var summary: String
+    /// Whether `--short` (what CI runs) runs it; the full form runs every one, as `--scenario` does.
+    var inShortForm = true
     var run: @Sendable (ChaosStage, Size) async throws -> Outcome
 
     /// Pages of a retraction held by one worker process at once: what a
@@ -87,7 +95,9 @@ struct Scenario: Sendable {
     static let lanes = 4
     static let pageSize = 500
 
-    static let all: [Scenario] = [workerKilled, postgresRestarted, apnsOutage, throttled, senderIDMismatch, deadThenRevived, poison]
+    static let all: [Scenario] = [
+        workerKilled, postgresRestarted, apnsOutage, throttled, senderIDMismatch, deadThenRevived, poison, failoverSync, failoverAsync,
+    ]
 
     static let workerKilled = Scenario(
         name: "worker-killed", summary: "two `retract serve --mode workers` share a retraction; one is killed with SIGKILL midway"

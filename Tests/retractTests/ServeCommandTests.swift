@@ -126,6 +126,62 @@ struct ServeCommandTests {
         }
     }
 
+    /// After a failover the database's address may reach a standby: reads
+    /// are served, writes answer 503 naming why, `/readyz` says so, and the
+    /// workers claim nothing (no write is attempted). Promoted, it is a
+    /// primary: the retraction queued before is sent to every device.
+    @Test func onAStandbyWritesAreRefusedAndNothingIsClaimedUntilItIsPromoted() async throws {
+        let primary = try ThrowawayPostgres.start()
+        defer { primary.stop() }
+        try await SimulatedAPNs.with { apns in
+            let stage = EndToEndTests.Stage(apns: apns, url: try DatabaseURL(primary.url))
+            #expect(try stage.retract(["migrate"]).status == 0)
+            try stage.addApp("chat")
+            let devices = TestTokens.tokens(0..<20)
+            try stage.record("broadcast", app: "chat", tokens: devices)
+            let key = try Self.createKey(stage, app: "chat", scopes: "retract,read")
+            let queued = try stage.retract(["notification", "broadcast", "--app", "chat", "--no-wait", "--json"])
+            #expect(queued.status == 0, "\(queued.stderr)")
+            let id = try #require((try JSONSerialization.jsonObject(with: Data(queued.stdout.utf8)) as? [String: Any])?["id"] as? String)
+
+            let standby = try primary.startStandby()
+            defer { standby.stop() }
+            let url = try DatabaseURL(standby.url)
+            // The standby has replayed the retraction.
+            let replayed = ContinuousClock.now + .seconds(30)
+            while try await Self.count("SELECT count(*) FROM retractions WHERE state = 'queued'", url: url) != 1 {
+                guard ContinuousClock.now < replayed else { throw CLIError("the standby did not replay the retraction within 30 s") }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let server = try await ServeProcess.start(
+                ["--log-level", "info"], environment: ["DATABASE_URL": url.withPassword, "APNS_CA_FILE": apns.caPath])
+            let ready = try await server.http.poll("/readyz", timeout: .seconds(30)) { $0.status == 503 }
+            #expect(ready.text.contains("standby"), "\(ready)")
+            // Reads are served; a write is refused at once, naming why.
+            let status = try await server.http.call("GET", "/v1/retractions/\(id)", key: key)
+            #expect(status.status == 200 && status.json?["state"] as? String == "queued", "\(status)")
+            let refused = try await server.http.call(
+                "POST", "/v1/retractions", key: key, body: #"{"app":"chat","references":["broadcast"]}"#)
+            #expect(refused.status == 503 && refused.problem == "database-unavailable", "\(refused)")
+            #expect(refused.text.contains("standby"), "\(refused)")
+            try await Task.sleep(for: .seconds(2))
+            #expect(devices.allSatisfy { apns.inbox($0).isEmpty })
+            #expect(!server.log.contains("read-only transaction"), "\(server.log.suffix(3000))")
+            #expect(server.log.contains("the database takes no writes"), "\(server.log.suffix(3000))")
+
+            // The failover: the old primary is gone, the standby promoted; the address now reaches a primary.
+            primary.stop()
+            try standby.promote()
+            _ = try await server.http.poll("/readyz", timeout: .seconds(60)) { $0.status == 200 }
+            let done = try await server.http.poll("/v1/retractions/\(id)", key: key, timeout: .seconds(120)) {
+                ($0.json?["state"] as? String) == "done"
+            }
+            #expect(done.json?["sent"] as? Int == devices.count, "\(done)")
+            for device in devices { #expect(!apns.inbox(device).isEmpty, "device \(device.hex) got no removal push") }
+            #expect(try await server.stop() == 0, "\(server.log.suffix(3000))")
+        }
+    }
+
     @Test func keysAreCreatedListedAndRevokedFromTheCommandLine() async throws {
         try await EndToEndTests.withStage { stage in
             try stage.addApp("chat")
@@ -150,7 +206,8 @@ struct ServeCommandTests {
             #expect(badScope.status == 2)
             #expect(
                 badScope.stderr
-                    == "retract keys create: --scopes: \"everything\" is not a scope (admin, record, send, retract, read, client, approve)\n")
+                    == "retract keys create: --scopes: \"everything\" is not a scope (admin, record, send, retract, read, client, approve)\n"
+            )
             #expect(try stage.retract(["keys", "create", "--app", "nope", "--scopes", "read"]).status == 6)
             #expect(try stage.retract(["keys", "create", "--scopes", "read"]).status == 2)
             #expect(try stage.retract(["keys", "create", "--scopes", "admin"]).status == 0)

@@ -134,7 +134,8 @@ struct Console: Sendable {
         guard APIKeySecret.isWellFormed(key) else {
             return signInPage(request, error: "That is not a Retract API key: rk_ and 43 characters.", status: .unauthorized)
         }
-        let record = try await health.whileUp { try await store.apiKey(hash: APIKeySecret.hash(key)) }
+        // Signing in writes a session.
+        let record = try await health.whileWritable { try await store.apiKey(hash: APIKeySecret.hash(key)) }
         guard let record, APIKeySecret.constantTimeEqual(record.keyHash, APIKeySecret.hash(key)), record.revokedAt == nil else {
             return signInPage(request, error: "Unknown or revoked API key.", status: .unauthorized)
         }
@@ -184,7 +185,7 @@ struct Console: Sendable {
         do {
             var readable = request
             let fields = try await Self.formFields(&readable)
-            let signedIn = try await health.whileUp { try await sessions.signedIn(request) }
+            let signedIn = try await health.whileWritable { try await sessions.signedIn(request) }
             guard let signedIn else {
                 return pages.problem(.unauthorized, "You are not signed in, or your session ended. Sign in again.", session: nil)
             }
