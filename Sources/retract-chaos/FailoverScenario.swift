@@ -50,9 +50,11 @@ extension Scenario {
                     let writer = AcknowledgedWrites(url: url, logger: stage.logger)
                     let writing = Task { await writer.run() }
                     var failedOver: (sent: Int, seconds: Double)?
+                    var lag = 0.0
                     let run = try await fleet.retract("m", app: "failover", workers: 2, extra: ["--window", "\(size.window)"]) {
                         retraction, _ in
                         guard failedOver == nil, retraction.counts.sent >= devices.count * 3 / 10 else { return }
+                        lag = try await writer.replayLag()
                         link.move(to: nil)
                         try await Task.sleep(for: partition)
                         let down = ContinuousClock.now
@@ -77,7 +79,14 @@ extension Scenario {
                                 "primary killed at %d of %d sent; %.1f s without a primary (%.0f s to decide, then promote and move the address)",
                             failedOver.sent, devices.count, failedOver.seconds, size.failoverPause.inSeconds))
                     let screen = await fleet.screen(of: "m", apnsDevices: devices)
-                    outcome.check(run, account: try fleet.account(run.id), screen: screen, maxDuplicates: 2 * lanes * pageSize)
+                    // Synchronously, what the workers recorded is on the standby: only the pages in hand are sent again.
+                    // Asynchronously, all they recorded since the standby's last replayed commit is lost, and sent again.
+                    outcome.check(
+                        run, account: try fleet.account(run.id), screen: screen,
+                        maxDuplicates: synchronous ? 2 * lanes * pageSize : 2 * devices.count)
+                    outcome.notes.append(
+                        String(format: "the standby replayed %.2f s behind the primary when the link was cut", lag)
+                            + (synchronous ? "" : "; \(screen.duplicates) pushes sent again from its older copy of the queue"))
                     // What was acknowledged before the kill, read from the promoted standby.
                     let lost = try await writer.lost()
                     let keys = try fleet.run(["keys", "list"]).check("retract keys list").stdout
@@ -160,6 +169,17 @@ private final class AcknowledgedWrites: Sendable {
                 appID: try await store.app(named: "failover")?.id ?? 0, among: acknowledged.map { ReferenceID($0) })
             let found = Set(present.map(\.rawValue))
             return acknowledged.filter { !found.contains($0) }
+        }
+    }
+
+    /// How far behind the primary the standby replays (`pg_stat_replication.replay_lag`), in seconds.
+    func replayLag() async throws -> Double {
+        try await RetractStore.withStore(url: try DatabaseURL(url), maximumConnections: 1, logger: logger) { store in
+            var lag = 0.0
+            let rows = try await store.client.query(
+                "SELECT coalesce(max(extract(epoch FROM replay_lag)), 0)::float8 FROM pg_stat_replication", logger: logger)
+            for try await value in rows.decode(Double.self) { lag = value }
+            return lag
         }
     }
 
