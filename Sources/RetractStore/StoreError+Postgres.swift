@@ -7,7 +7,8 @@ extension StoreError {
     static func from(_ error: any Error, during operation: String) -> StoreError {
         if let error = error as? StoreError { return error }
         if let noAnswer = error as? RetractStore.NoAnswer {
-            return StoreError(.connectionLost, "\(operation): no answer from the database within \(noAnswer.limit)")
+            let after = noAnswer.afterLoss ? " of a lost connection" : ""
+            return StoreError(.connectionLost, "\(operation): no answer from the database within \(noAnswer.limit)\(after)")
         }
         if let transaction = error as? PostgresTransactionError, let underlying = transaction.underlying {
             return from(underlying, during: operation)

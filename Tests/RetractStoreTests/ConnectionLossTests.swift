@@ -58,6 +58,33 @@ struct ConnectionLossTests {
         }
     }
 
+    @Test func aStatementMadeWhileConnectionsAreLostIsGivenUpSoonerThanTheFullLimit() async throws {
+        try await TestDatabase.withStore { store, _ in
+            // A connection is lost...
+            _ = await #expect(throws: StoreError.self) {
+                try await store.perform("marking tokens dead", idempotent: false) { () async throws -> Int in
+                    throw StoreError(.connectionLost, "dropped")
+                }
+            }
+            // ...and the next statement is handed a connection that never answers, as PostgresNIO's
+            // pool may lease one whose channel has just closed.
+            let started = ContinuousClock.now
+            let stalled = await #expect(throws: StoreError.self) {
+                try await store.perform("claiming work", idempotent: false) { () async throws -> Int in
+                    await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+                    return 1
+                }
+            }
+            let waited = ContinuousClock.now - started
+            #expect(stalled?.code == .connectionLost)
+            #expect(stalled?.message.contains("within 10.0 seconds of a lost connection") == true, "\(String(describing: stalled))")
+            #expect(waited >= RetractStore.answerLimitAfterLoss && waited < RetractStore.answerLimitAfterLoss + .seconds(5), "\(waited)")
+            // A statement with nothing lost around it answers as usual.
+            let answer = try await store.perform("reading", idempotent: true) { 7 }
+            #expect(answer == 7)
+        }
+    }
+
     @Test func readsAndRecordsCarryOnAfterTheServerDropsEveryConnection() async throws {
         try await TestDatabase.withStore { store, url in
             let app = try await Fixture.registerApp(store)
