@@ -355,12 +355,28 @@ package final class RetractEngine: Sendable {
     }
 
     /// A retraction and why its failed devices failed.
-    package func status(of id: UUID) async throws(RetractError) -> RetractionStatus {
-        let retraction = try await RetractError.store { () async throws(StoreError) in try await store.retraction(id: id) }
+    ///
+    /// `mayLag`: read from the read replica when the store has one (a
+    /// status seconds old), but from the primary a retraction the replica
+    /// does not have yet: one just made is never answered as unknown.
+    package func status(of id: UUID, mayLag: Bool = false) async throws(RetractError) -> RetractionStatus {
+        var fromReplica = mayLag && store.readsFromReplica
+        var retraction = try await RetractError.store { () async throws(StoreError) in
+            try await store.retraction(id: id, mayLag: fromReplica)
+        }
+        if retraction == nil, fromReplica {
+            fromReplica = false
+            retraction = try await RetractError.store { () async throws(StoreError) in try await store.retraction(id: id) }
+        }
         guard let retraction else { throw RetractError(.unknownRetraction, "no retraction \(id.uuidString.lowercased())") }
-        let failures = try await RetractError.store { () async throws(StoreError) in try await store.retractionFailures(id: id) }
+        let lagging = fromReplica
+        let failures = try await RetractError.store { () async throws(StoreError) in
+            try await store.retractionFailures(id: id, mayLag: lagging)
+        }
         let dialect = try await app(id: retraction.appID)?.dialect ?? .canonical
-        let webhook = try await RetractError.store { () async throws(StoreError) in try await store.webhookDelivery(retractionID: id) }
+        let webhook = try await RetractError.store { () async throws(StoreError) in
+            try await store.webhookDelivery(retractionID: id, mayLag: lagging)
+        }
         return RetractionStatus(
             retraction: retraction, failures: failures, warnings: RetractionWarnings.before(retraction, dialect: dialect),
             webhook: webhook)

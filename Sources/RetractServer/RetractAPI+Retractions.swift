@@ -179,21 +179,23 @@ extension RetractAPI {
 
     /// `GET /v1/retractions/{id}`: a retraction's state and counts.
     func status(_ id: String, caller: Caller) async throws -> Answer {
-        let (status, app) = try await Self.retraction(id, for: caller, engine: engine)
+        // From the read replica when there is one: callers poll this.
+        let (status, app) = try await Self.retraction(id, for: caller, engine: engine, mayLag: true)
         return Answer(.ok, RetractionView(status, app: app.name))
     }
 
     /// The retraction with `id` and its app, when `caller` may read it; 404
-    /// otherwise, as for one that does not exist. The API and the console ask the same.
+    /// otherwise, as for one that does not exist. The API and the console ask
+    /// the same. `mayLag`: see ``RetractEngine/status(of:mayLag:)``.
     static func retraction(
-        _ id: String, for caller: Caller, engine: RetractEngine, requiring scope: APIKeyRecord.Scope = .read
+        _ id: String, for caller: Caller, engine: RetractEngine, requiring scope: APIKeyRecord.Scope = .read, mayLag: Bool = false
     ) async throws -> (RetractionStatus, App) {
         try caller.require(scope)
         let notFound = APIProblem(.notFound, "no retraction \(id.prefix(64)) for this API key")
         guard let uuid = UUID(uuidString: id) else { throw notFound }
         let status: RetractionStatus
         do {
-            status = try await engine.status(of: uuid)
+            status = try await engine.status(of: uuid, mayLag: mayLag)
         } catch {
             guard error.code == .unknownRetraction else { throw error }
             throw notFound

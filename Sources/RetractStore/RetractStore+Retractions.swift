@@ -180,8 +180,15 @@ extension RetractStore {
         return retraction
     }
 
+    /// A retraction, read on the primary.
     package func retraction(id: UUID) async throws(StoreError) -> Retraction? {
-        try await perform("reading retraction \(id)", idempotent: true) { [self] in
+        try await retraction(id: id, mayLag: false)
+    }
+
+    /// A retraction; from the read replica if there is one and `mayLag`
+    /// (``performReplicaRead(_:mayLag:_:)``).
+    package func retraction(id: UUID, mayLag: Bool) async throws(StoreError) -> Retraction? {
+        try await performReplicaRead("reading retraction \(id)", mayLag: mayLag) { [logger] client in
             try await Self.retractions(
                 from: client.query("SELECT \(unescaped: Self.retractionColumns) FROM retractions WHERE id = \(id)", logger: logger)
             ).first
@@ -189,8 +196,8 @@ extension RetractStore {
     }
 
     /// Why devices of a retraction were given up on: devices per reason.
-    package func retractionFailures(id: UUID) async throws(StoreError) -> [String: Int] {
-        try await perform("reading the failures of retraction \(id)", idempotent: true) { [self] in
+    package func retractionFailures(id: UUID, mayLag: Bool = false) async throws(StoreError) -> [String: Int] {
+        try await performReplicaRead("reading the failures of retraction \(id)", mayLag: mayLag) { [logger] client in
             var failures: [String: Int] = [:]
             let rows = try await client.query(
                 "SELECT reason, devices FROM retraction_failures WHERE retraction_id = \(id)", logger: logger)

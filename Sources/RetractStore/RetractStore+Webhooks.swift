@@ -67,8 +67,8 @@ extension RetractStore {
     }
 
     /// The completion webhook of a retraction, if one was queued.
-    package func webhookDelivery(retractionID: UUID) async throws(StoreError) -> WebhookDelivery? {
-        try await perform("reading the webhook delivery of retraction \(retractionID)", idempotent: true) { [self] in
+    package func webhookDelivery(retractionID: UUID, mayLag: Bool = false) async throws(StoreError) -> WebhookDelivery? {
+        try await performReplicaRead("reading the webhook delivery of retraction \(retractionID)", mayLag: mayLag) { [logger] client in
             let rows = try await client.query(
                 """
                 SELECT id, retraction_id, app_id, url, attempts, last_status, last_error,

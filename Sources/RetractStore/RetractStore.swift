@@ -36,6 +36,9 @@ package final class RetractStore: Sendable {
     /// a cancel must not wait behind them for a connection as well
     /// (``client`` when none was given).
     package let controlClient: PostgresClient
+    /// Whether ``readClient`` and ``feedClient`` reach a read replica (a hot
+    /// standby, `--read-database-url`): what they read may lag the ledger.
+    package let readsFromReplica: Bool
     /// How long deliveries are kept; older day partitions are dropped.
     package let retention: Retention
     let logger: Logger
@@ -64,9 +67,11 @@ package final class RetractStore: Sendable {
     /// service of the server's lifecycle, say.
     package init(
         client: PostgresClient, readClient: PostgresClient? = nil, feedClient: PostgresClient? = nil, healthClient: PostgresClient? = nil,
-        controlClient: PostgresClient? = nil, retention: Retention = Retention(), logger: Logger = Logger(label: "retract.store")
+        controlClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
+        logger: Logger = Logger(label: "retract.store")
     ) {
         self.client = client
+        self.readsFromReplica = readsFromReplica && readClient != nil
         self.readClient = readClient ?? client
         self.feedClient = feedClient ?? readClient ?? client
         self.healthClient = healthClient ?? client
@@ -78,8 +83,13 @@ package final class RetractStore: Sendable {
     /// Runs `body` with a store connected to `url`, and closes the connections
     /// when it returns. Connects once first, so an unreachable database is
     /// reported within seconds (see ``checkReachable(_:logger:)``).
+    ///
+    /// With a `readURL` (a streaming replica of `url`), the read and feed
+    /// pools connect there: the device feed, the notification and audit
+    /// lists, and a retraction's status read from it (``readsFromReplica``).
     package static func withStore<Result: Sendable>(
         url: DatabaseURL,
+        readURL: DatabaseURL? = nil,
         retention: Retention = Retention(),
         maximumConnections: Int = 20,
         readPool: ReadPool? = nil,
@@ -88,12 +98,13 @@ package final class RetractStore: Sendable {
         _ body: (RetractStore) async throws -> Result
     ) async throws -> Result {
         try await checkReachable(url, logger: logger)
+        if let readURL { try await checkReachable(readURL, logger: logger) }
         // The pool's own messages are debug chatter but for one warning, logged
         // when a query comes before run() has started; that race is harmless
         // here (the lease waits for run), so the pool logs errors only.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .error)
-        func pool(_ connections: Int, open: Int = 0, startup: [(String, String)] = []) throws -> PostgresClient {
+        func pool(_ connections: Int, open: Int = 0, startup: [(String, String)] = [], on url: DatabaseURL = url) throws -> PostgresClient {
             var configuration = try url.clientConfiguration()
             configuration.options.maximumConnections = connections
             configuration.options.minimumConnections = open
@@ -103,18 +114,19 @@ package final class RetractStore: Sendable {
         let client = try pool(maximumConnections)
         func timed(_ readPool: ReadPool) throws -> PostgresClient {
             let milliseconds = Int((readPool.statementTimeout / .milliseconds(1)).rounded(.up))
-            return try pool(readPool.connections, startup: [("statement_timeout", "\(milliseconds)")])
+            return try pool(readPool.connections, startup: [("statement_timeout", "\(milliseconds)")], on: readURL ?? url)
         }
-        let reads = try readPool.map(timed)
-        let feed = try feedPool.map(timed)
+        // A replica's reads need pools of their own, given or not.
+        let reads = try (readPool ?? readURL.map { _ in ReadPool() }).map(timed)
+        let feed = try (feedPool ?? readURL.map { _ in ReadPool() }).map(timed)
         // The ping's own connection, opened on the first ping: a pool kept
         // busy by workers must not read as a database that is down.
         let health = try pool(1)
         let control = try pool(2, open: 1)
         let clients = [client, health, control] + [reads, feed].compactMap { $0 }
         let store = RetractStore(
-            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control, retention: retention,
-            logger: logger)
+            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control,
+            readsFromReplica: readURL != nil, retention: retention, logger: logger)
         let running = Task {
             await withDiscardingTaskGroup { group in
                 for client in clients { group.addTask { await client.run() } }
@@ -212,6 +224,18 @@ package final class RetractStore: Sendable {
         _ operation: String, _ body: @escaping @Sendable () async throws -> Result
     ) async throws(StoreError) -> Result {
         try await performTimed(operation, timed: readClient !== client, body)
+    }
+
+    /// A read of `body` on ``client``, or on the read replica when there is
+    /// one and the caller takes what it says (`mayLag`): it may be seconds
+    /// behind, and a row made since is not there yet.
+    func performReplicaRead<Result: Sendable>(
+        _ operation: String, mayLag: Bool, _ body: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws(StoreError) -> Result {
+        guard mayLag, readsFromReplica else {
+            return try await perform(operation, idempotent: true) { [client] in try await body(client) }
+        }
+        return try await performRead(operation) { [readClient] in try await body(readClient) }
     }
 
     /// The same for a read on ``feedClient``.

@@ -121,6 +121,13 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "DIR"))
     var credentialsDirectory: String?
 
+    @Option(
+        name: .customLong("read-database-url"),
+        help: ArgumentHelp(
+            "A streaming replica of the ledger (a hot standby) for the reads that may lag it: the device feed, GET /v1/retractions/{id}, the notification and audit lists. Writes, the workers and everything else stay on --database-url. RETRACT_READ_DATABASE_URL when not given.",
+            valueName: "postgres://USER@HOST:PORT/DB"))
+    var readDatabaseURL: String?
+
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -148,10 +155,12 @@ struct ServeCommand: AsyncParsableCommand {
             let factory = RetractServer.metricsFactory(registry: registry)
             // The APNs clients count through the global factory; this process has one registry.
             MetricsSystem.bootstrap(factory)
+            let readURL = try Self.readURL(readDatabaseURL ?? environment["RETRACT_READ_DATABASE_URL"])
             try await RetractStore.withStore(
-                url: try database.url(), retention: retention, maximumConnections: pool, readPool: readPool, feedPool: feedPool,
-                logger: logger
+                url: try database.url(), readURL: readURL, retention: retention, maximumConnections: pool, readPool: readPool,
+                feedPool: feedPool, logger: logger
             ) { store in
+                if let readURL { logger.notice("reads that may lag go to the read replica", metadata: ["database": "\(readURL)"]) }
                 for migration in try await MigrationRunner().migrate(store) {
                     logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])
                 }
@@ -172,6 +181,16 @@ struct ServeCommand: AsyncParsableCommand {
             }
         } catch {
             throw fail("serve", error)
+        }
+    }
+
+    /// The read replica's URL, if one was given; a malformed one is refused naming the flag.
+    private static func readURL(_ text: String?) throws(StoreError) -> DatabaseURL? {
+        guard let text, !text.isEmpty else { return nil }
+        do {
+            return try DatabaseURL(text)
+        } catch {
+            throw StoreError(.invalidInput, "--read-database-url (RETRACT_READ_DATABASE_URL): \(error.message)")
         }
     }
 
