@@ -150,10 +150,13 @@ let package = Package(
         ),
         .target(
             // What a process needs to run on a machine of its own and not only as a service: a throwaway
-            // PostgreSQL cluster, clean-up on Ctrl-C, stdout a line at a time. `retract demo` (the embedded
-            // default) and the fault suite use it; `retract serve` and the server modules do not.
+            // PostgreSQL cluster (and a TCP proxy standing for its address in a failover), clean-up on Ctrl-C,
+            // stdout a line at a time. `retract demo` (the embedded default), the fault suite and the tests use
+            // it; `retract serve` and the server modules do not.
             name: "RetractDevSupport",
-            dependencies: [server("NIOConcurrencyHelpers", "swift-nio")]
+            dependencies: [
+                server("NIOConcurrencyHelpers", "swift-nio"), server("NIOCore", "swift-nio"), server("NIOPosix", "swift-nio"),
+            ]
         ),
         .target(
             // The ledger's vocabulary (apps, deliveries, retractions, work items, selectors, modes, what went wrong),

@@ -33,6 +33,8 @@ package struct APIProblem: Error, HTTPResponseError, Sendable, Equatable {
         package static let tooManyRequests = Kind("too-many-requests", .tooManyRequests, "Too many requests for this API key")
         package static let feedPaced = Kind(
             "feed-paced", .serviceUnavailable, "The server is sending a retraction and paces the device feed meanwhile")
+        package static let retractionLost = Kind(
+            "retraction-lost", .gone, "The retraction was accepted, then lost by the database in a failover")
         package static let readTimeout = Kind("read-timeout", .serviceUnavailable, "The read took too long and was stopped")
         package static let databaseUnavailable = Kind("database-unavailable", .serviceUnavailable, "The database is unavailable")
         package static let notReady = Kind("not-ready", .serviceUnavailable, "Not ready")

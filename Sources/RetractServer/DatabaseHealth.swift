@@ -21,6 +21,11 @@ final class DatabaseHealth: Sendable {
         /// Why the database, up, takes no writes (a standby, read-only by
         /// default); nil when it takes them.
         var readOnly: String?
+        /// When the server the ping last reached started.
+        var startedAt: Date?
+        /// How many times the ping found another server than before (a
+        /// standby promoted behind the address, a restart).
+        var serversSeen = 0
         /// Pings in a row not answered within their time.
         var unanswered = 0
         /// Requests waiting to hear that the database went down.
@@ -45,6 +50,26 @@ final class DatabaseHealth: Sendable {
 
     /// Whether writes may be attempted: the database is up and takes them.
     var isWritable: Bool { state.withLockedValue { $0.up && $0.readOnly == nil } }
+
+    /// How many times the ping found another server than the one before:
+    /// what this process wrote may be missing there (``AcknowledgedRetractions``).
+    var serversSeen: Int { state.withLockedValue { $0.serversSeen } }
+
+    /// Notes a ping's answer.
+    func record(_ ping: DatabasePing) {
+        record(readOnly: ping.readOnly)
+        let replaced = state.withLockedValue { state in
+            defer { state.startedAt = ping.startedAt }
+            guard let before = state.startedAt, before != ping.startedAt else { return false }
+            state.serversSeen += 1
+            return true
+        }
+        if replaced {
+            logger.warning(
+                "the database answering is another server than before (a failover, or a restart)",
+                metadata: ["started": "\(ping.startedAt)"])
+        }
+    }
 
     /// Notes why the database takes no writes (nil: it takes them), saying so when that changes.
     func record(readOnly reason: String?) {
@@ -130,7 +155,7 @@ final class DatabaseHealth: Sendable {
         let failure: (detail: String, unanswered: Bool)? = await firstOf(
             { () async -> (String, Bool)? in
                 do {
-                    self.record(readOnly: try await store.ping())
+                    self.record(try await store.ping())
                     return nil
                 } catch let error as StoreError {
                     return (error.message, false)

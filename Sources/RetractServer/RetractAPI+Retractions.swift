@@ -24,7 +24,7 @@ extension RetractAPI {
         let (retraction, _) = try await engine.startRetraction(
             app: app, target: target, requestedBy: input.caller.actor, reason: asked.reason, dryRun: asked.dryRun,
             idempotencyKey: asked.ledgerKey, mode: asked.mode, badge: given.badge, text: given.text, requestedKeyID: input.caller.key.id)
-        return Self.accepted(retraction, app: app)
+        return accepted(retraction, app: app)
     }
 
     /// `POST /v1/edits`: an edit of one reference (docs/api.md, "Edits"): its
@@ -42,7 +42,7 @@ extension RetractAPI {
             app: app, target: .references([reference]), requestedBy: input.caller.actor, reason: asked.reason, dryRun: asked.dryRun,
             idempotencyKey: asked.ledgerKey, requireRecorded: true, mode: asked.mode, requestedKeyID: input.caller.key.id,
             edit: NotificationEdit(title: given.title, body: given.body))
-        return Self.accepted(edit, app: app)
+        return accepted(edit, app: app)
     }
 
     /// What a retraction and an edit both take from their body, checked.
@@ -69,8 +69,10 @@ extension RetractAPI {
         return asked
     }
 
-    /// 202 with what was made, and where to follow it.
-    private static func accepted(_ retraction: Retraction, app: App) -> Answer {
+    /// 202 with what was made, and where to follow it; remembered, in case
+    /// a failover loses it (``AcknowledgedRetractions``).
+    private func accepted(_ retraction: Retraction, app: App) -> Answer {
+        acknowledged.remember(retraction.id, appID: app.id, app: app.name)
         let warnings = RetractionWarnings.before(retraction, dialect: app.dialect)
         return Answer(
             .accepted,
@@ -180,7 +182,19 @@ extension RetractAPI {
     /// `GET /v1/retractions/{id}`: a retraction's state and counts.
     func status(_ id: String, caller: Caller) async throws -> Answer {
         // From the read replica when there is one: callers poll this.
-        let (status, app) = try await Self.retraction(id, for: caller, engine: engine, mayLag: true)
+        let status: RetractionStatus
+        let app: App
+        do {
+            (status, app) = try await Self.retraction(id, for: caller, engine: engine, mayLag: true)
+        } catch let problem as APIProblem where problem.kind == .notFound {
+            guard let uuid = UUID(uuidString: id), let lost = acknowledged.lost(uuid), caller.mayTouch(appID: lost.appID) else {
+                throw problem
+            }
+            throw APIProblem(
+                .retractionLost,
+                "retraction \(id.lowercased()) of \(lost.app) was answered 202 at \(lost.acknowledgedAt.formatted(.iso8601)), but the database no longer has it: it was lost in a failover (asynchronous replication). Make it again."
+            )
+        }
         return Answer(.ok, RetractionView(status, app: app.name))
     }
 

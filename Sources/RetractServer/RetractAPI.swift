@@ -21,6 +21,8 @@ struct RetractAPI: Sendable {
     let registry: PrometheusCollectorRegistry
     let limiter: KeyRateLimiter
     let feedMemory: FeedMemory
+    /// The retractions answered 202 lately, looked up after a failover.
+    let acknowledged: AcknowledgedRetractions
     let feedPacing: FeedPacing
     let feedMetrics: FeedMetrics
     let logger: Logger

@@ -63,6 +63,7 @@ package struct RetractServer: Service {
         let health = DatabaseHealth(metricsFactory: factory, logger: logger)
         let limiter = KeyRateLimiter(limits: settings.rateLimits)
         let feedMemory = FeedMemory(store: engine.store, logger: logger)
+        let acknowledged = AcknowledgedRetractions(metricsFactory: factory, logger: logger)
         // The workers deliver the completion webhooks too, beside their lanes.
         let webhooks: WebhookSender? = try settings.mode.runsWorkers ? WebhookSender(settings: settings.webhooks, logger: logger) : nil
         let worker = RetractionWorker(engine: engine, webhooks: webhooks)
@@ -73,7 +74,8 @@ package struct RetractServer: Service {
         }
         let api = RetractAPI(
             engine: engine, settings: settings, health: health, routes: routes, registry: registry, limiter: limiter,
-            feedMemory: feedMemory, feedPacing: feedPacing, feedMetrics: FeedMetrics(factory: factory), logger: logger)
+            feedMemory: feedMemory, acknowledged: acknowledged, feedPacing: feedPacing, feedMetrics: FeedMetrics(factory: factory),
+            logger: logger)
         let router = Router(context: APIContext.self)
         router.add(middleware: APIRequestMiddleware(routes: routes, metrics: HTTPMetrics(factory: factory)))
         api.register(on: router)
@@ -92,8 +94,8 @@ package struct RetractServer: Service {
         // requests and stops; the workers finish or release their items; the chores end.
         var services: [any Service] = [
             MaintenanceService(
-                store: engine.store, health: health, worker: settings.mode.runsWorkers ? worker : nil, settings: settings,
-                metricsFactory: factory, logger: logger),
+                store: engine.store, health: health, worker: settings.mode.runsWorkers ? worker : nil, acknowledged: acknowledged,
+                settings: settings, metricsFactory: factory, logger: logger),
             CredentialReloadService(engine: engine),
         ]
         // The workers check each webhook against their own list before sending it: without one, every delivery is given up.

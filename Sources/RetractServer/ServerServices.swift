@@ -62,16 +62,18 @@ struct MaintenanceService: Service {
     let health: DatabaseHealth
     /// The workers, when this process runs them: they claim nothing while the database takes no writes.
     let worker: RetractionWorker?
+    let acknowledged: AcknowledgedRetractions
     let settings: ServerSettings
     let logger: Logger
     let queueDepth: Gauge
 
     init(
-        store: RetractStore, health: DatabaseHealth, worker: RetractionWorker?, settings: ServerSettings,
-        metricsFactory: any MetricsFactory, logger: Logger
+        store: RetractStore, health: DatabaseHealth, worker: RetractionWorker?, acknowledged: AcknowledgedRetractions,
+        settings: ServerSettings, metricsFactory: any MetricsFactory, logger: Logger
     ) {
         self.store = store
         self.health = health
+        self.acknowledged = acknowledged
         self.worker = worker
         self.settings = settings
         self.logger = logger
@@ -93,6 +95,8 @@ struct MaintenanceService: Service {
     private func ping() async {
         await health.check(store)
         worker?.holdClaiming(health.readOnly)
+        // Another server behind the address: what this process acknowledged may be missing there.
+        await acknowledged.check(store, serversSeen: health.serversSeen, writable: health.isWritable)
     }
 
     private func pingLoop() async {

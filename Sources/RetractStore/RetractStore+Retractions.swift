@@ -195,6 +195,17 @@ extension RetractStore {
         }
     }
 
+    /// Which of `ids` the ledger has as retractions (on the primary).
+    package func existingRetractions(among ids: [UUID]) async throws(StoreError) -> Set<UUID> {
+        guard !ids.isEmpty else { return [] }
+        return try await perform("looking up \(ids.count) retractions", idempotent: true) { [self] in
+            var found: Set<UUID> = []
+            let rows = try await client.query("SELECT id FROM retractions WHERE id = ANY(\(ids)::uuid[])", logger: logger)
+            for try await id in rows.decode(UUID.self) { found.insert(id) }
+            return found
+        }
+    }
+
     /// Why devices of a retraction were given up on: devices per reason.
     package func retractionFailures(id: UUID, mayLag: Bool = false) async throws(StoreError) -> [String: Int] {
         try await performReplicaRead("reading the failures of retraction \(id)", mayLag: mayLag) { [logger] client in

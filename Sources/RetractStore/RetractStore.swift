@@ -324,28 +324,30 @@ package final class RetractStore: Sendable {
             operation)
     }
 
-    /// Whether the database answers, and why it takes no writes if it does
-    /// not: for readiness checks. A standby (`pg_is_in_recovery()`: after a
-    /// failover the old address may reach one) or a server read-only by
-    /// default (`default_transaction_read_only`) answers reads and refuses
-    /// every write. Through ``healthClient``, so that a busy pool does not
-    /// read as a database that is down.
-    ///
-    /// - Returns: nil when it takes writes; else why not, in a sentence.
+    /// Whether the database answers, why it takes no writes if it does not,
+    /// and which server answers: for readiness checks. A standby
+    /// (`pg_is_in_recovery()`: after a failover the old address may reach
+    /// one) or a server read-only by default (`default_transaction_read_only`)
+    /// answers reads and refuses every write. Through ``healthClient``, so
+    /// that a busy pool does not read as a database that is down.
     @discardableResult
-    package func ping() async throws(StoreError) -> String? {
+    package func ping() async throws(StoreError) -> DatabasePing {
         try await perform("checking the database", idempotent: true) { [self] in
             let rows = try await healthClient.query(
-                "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'", logger: logger)
-            for try await (standby, readOnly) in rows.decode((Bool, Bool).self) {
+                """
+                SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on', pg_postmaster_start_time()
+                """, logger: logger)
+            for try await (standby, readOnly, started) in rows.decode((Bool, Bool, Date).self) {
                 if standby {
-                    return "the database is a standby (in recovery): it takes no writes; point the database URL at the primary"
+                    return DatabasePing(
+                        readOnly: "the database is a standby (in recovery): it takes no writes; point the database URL at the primary",
+                        startedAt: started)
                 }
-                if readOnly {
-                    return "the database is read-only (default_transaction_read_only = on): it takes no writes"
-                }
+                return DatabasePing(
+                    readOnly: readOnly ? "the database is read-only (default_transaction_read_only = on): it takes no writes" : nil,
+                    startedAt: started)
             }
-            return nil
+            throw StoreError(.database, "checking the database: no answer row")
         }
     }
 
@@ -361,6 +363,21 @@ package final class RetractStore: Sendable {
             self.connections = connections
             self.statementTimeout = statementTimeout
         }
+    }
+}
+
+/// What a ping of the database found.
+package struct DatabasePing: Hashable, Sendable {
+    /// Why it takes no writes, in a sentence; nil when it takes them.
+    package var readOnly: String?
+    /// When the server answering started (`pg_postmaster_start_time()`):
+    /// another time is another server, or the same one restarted. A standby
+    /// promoted behind the same address is another server.
+    package var startedAt: Date
+
+    package init(readOnly: String?, startedAt: Date) {
+        self.readOnly = readOnly
+        self.startedAt = startedAt
     }
 }
 

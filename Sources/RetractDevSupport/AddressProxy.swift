@@ -7,8 +7,8 @@ import NIOPosix
 /// connection to the server it currently points at. A failover moves it
 /// (``move(to:)``): the connections to the old server are cut, as a dead
 /// primary's are, and new ones reach the new server.
-final class AddressProxy: Sendable {
-    let port: Int
+package final class AddressProxy: Sendable {
+    package let port: Int
     private let group: MultiThreadedEventLoopGroup
     private let listener: any Channel
     private let state: NIOLockedValueBox<State>
@@ -20,7 +20,7 @@ final class AddressProxy: Sendable {
     }
 
     /// Listens on a free port, forwarding to `target`.
-    init(target: Int) async throws {
+    package init(target: Int) async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let state = NIOLockedValueBox(State(target: target))
         let bootstrap = ServerBootstrap(group: group)
@@ -55,7 +55,7 @@ final class AddressProxy: Sendable {
 
     /// Points new connections at `target` (nil: refuses them) and cuts every
     /// connection made before.
-    func move(to target: Int?) {
+    package func move(to target: Int?) {
         let open = state.withLockedValue { state in
             state.target = target
             return Array(state.connections.values)
@@ -63,7 +63,7 @@ final class AddressProxy: Sendable {
         for channel in open { channel.close(promise: nil) }
     }
 
-    func close() async {
+    package func close() async {
         move(to: nil)
         try? await listener.close()
         try? await group.shutdownGracefully()
