@@ -121,7 +121,7 @@ package final class ThrowawayPostgres: @unchecked Sendable {
     }
 
     /// A new folder in the temp folder, the postgres user's when this process is root.
-    private static func newFolder(_ prefix: String) throws -> URL {
+    static func newFolder(_ prefix: String) throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if getuid() == 0 {
@@ -216,7 +216,7 @@ package final class ThrowawayPostgres: @unchecked Sendable {
 
     /// Where PostgreSQL's tool `name` is: beside initdb and pg_ctl, else on
     /// PATH, else in Debian's layout (PATH may hold links to some tools only).
-    private static func tool(_ name: String, near bin: String) throws -> String {
+    static func tool(_ name: String, near bin: String) throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).sorted().reversed()
         let folders = [bin] + path.split(separator: ":").map(String.init) + versions.map { "/usr/lib/postgresql/\($0)/bin" }
@@ -251,7 +251,7 @@ package final class ThrowawayPostgres: @unchecked Sendable {
     /// Spawned directly rather than with Foundation's Process: Process learns
     /// that a child ended from a descriptor the child inherits, and the server
     /// `pg_ctl start` leaves running inherits it too, so Process would wait forever.
-    private static func run(_ tool: String, _ arguments: [String], what: String) throws {
+    static func run(_ tool: String, _ arguments: [String], what: String) throws {
         let command = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", tool] + arguments : [tool] + arguments
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("retract-\(UUID().uuidString.prefix(8)).log").path
         defer { try? FileManager.default.removeItem(atPath: log) }
@@ -278,28 +278,42 @@ package final class ThrowawayPostgres: @unchecked Sendable {
         }
     }
 
+    /// Whether something takes a TCP connection on 127.0.0.1:`port` now.
+    static func accepts(port: Int) -> Bool {
+        (try? onLoopbackSocket(port: port) { fd, address in connect(fd, address, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 })
+            ?? false
+    }
+
     /// A port nothing listens on right now.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
+        try onLoopbackSocket(port: 0) { fd, address in
+            guard bind(fd, address, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 else {
+                throw Problem(description: "cannot bind a socket on 127.0.0.1 to find a free port")
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = getsockname(fd, address, &length)
+            return Int(UInt16(bigEndian: address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }))
+        }
+    }
+
+    /// Runs `body` with a new TCP socket and the address 127.0.0.1:`port`, then closes the socket.
+    private static func onLoopbackSocket<Result>(
+        port: Int, _ body: (Int32, UnsafeMutablePointer<sockaddr>) throws -> Result
+    ) throws -> Result {
         #if canImport(Glibc)
         let stream = Int32(SOCK_STREAM.rawValue)
         #else
         let stream = SOCK_STREAM
         #endif
         let fd = socket(AF_INET, stream, 0)
-        guard fd >= 0 else { throw Problem(description: "cannot open a socket to find a free port") }
+        guard fd >= 0 else { throw Problem(description: "cannot open a socket on 127.0.0.1") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        return try withUnsafeMutablePointer(to: &address) {
+            try $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { try body(fd, $0) }
         }
-        guard bound == 0 else { throw Problem(description: "cannot bind a socket on 127.0.0.1 to find a free port") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

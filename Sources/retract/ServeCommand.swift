@@ -21,7 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
             exits 0; items not finished by then go back to the queue for another server.
 
             Every flag falls back to an environment variable (docs/operations.md). Exit codes: 0 \
-            stopped; 2 bad flag; 4 database unreachable at start; 5 the database has a schema this \
+            stopped; 2 bad flag, or a database connection that lacks what it needs (a pooler in transaction \
+            mode, docs/operations.md); 4 database unreachable at start; 5 the database has a schema this \
             binary does not know.
             """
     )
@@ -160,7 +161,10 @@ struct ServeCommand: AsyncParsableCommand {
                 url: try database.url(), readURL: readURL, retention: retention, maximumConnections: pool, readPool: readPool,
                 feedPool: feedPool, logger: logger
             ) { store in
-                if let readURL { logger.notice("reads that may lag go to the read replica", metadata: ["database": "\(readURL)"]) }
+                // What a connection pooler could take away, refused now rather than missed later.
+                try await RetractStore.checkSessionFeatures(
+                    url: try database.url(), readURL: readURL, readTimeout: readTimeout, logger: logger)
+                if let readURL { logger.notice("reads that may lag go to the read database", metadata: ["database": "\(readURL)"]) }
                 for migration in try await MigrationRunner().migrate(store) {
                     logger.notice("applied migration", metadata: ["migration": "\(migration.name)"])
                 }

@@ -35,7 +35,7 @@ struct ReadReplicaCommandTests {
             let onPrimary = try await ServeProcess.start(["--mode", "api"], environment: environment)
             let onReplica = try await ServeProcess.start(
                 ["--mode", "api", "--read-database-url", standby.url, "--log-level", "info"], environment: environment)
-            #expect(onReplica.log.contains("reads that may lag go to the read replica"), "\(onReplica.log.suffix(2000))")
+            #expect(onReplica.log.contains("reads that may lag go to the read database"), "\(onReplica.log.suffix(2000))")
             func retract(_ reference: String) async throws -> String {
                 let made = try await onPrimary.http.call(
                     "POST", "/v1/retractions", key: key, body: #"{"app":"chat","references":["\#(reference)"]}"#)
