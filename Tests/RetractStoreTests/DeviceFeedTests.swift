@@ -258,8 +258,12 @@ struct RandomLedger {
 
     private mutating func record(_ store: RetractStore) async throws {
         let day = generator.next(below: UInt64(oldestDay + 1))
-        // Within the day, and before now: a second per step into it.
-        let sentAt = now.addingTimeInterval(-Double(day) * 86_400 - Double(generator.next(below: 3_600)))
+        // Up to an hour before now, `day` days ago, but on that day (UTC, as the ledger's day partitions
+        // are): just after midnight, an hour back would be the day before, past the retention.
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let intoToday = UInt64(now.timeIntervalSince(utc.startOfDay(for: now)))
+        let sentAt = now.addingTimeInterval(-Double(day) * 86_400 - Double(generator.next(below: max(1, min(3_600, intoToday)))))
         var batch: [Delivery] = []
         for _ in 0..<(1 + generator.next(below: 4)) {
             let reference = "r\(generator.next(below: 16))"
