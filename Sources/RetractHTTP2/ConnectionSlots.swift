@@ -148,10 +148,10 @@ struct ConnectionSlots<Connection: PooledConnection, Request> {
 
     /// Connecting `slot` failed at `now`: the requests that waited for it, to
     /// fail, and how long the slot backs off.
-    mutating func connectFailed(slot: Int, reason: String, now: NIODeadline) -> (waiting: [Request], delay: TimeAmount) {
+    mutating func connectFailed(slot: Int, failure: HTTP2TransportError, now: NIODeadline) -> (waiting: [Request], delay: TimeAmount) {
         let delay = backOff(slot: slot)
         guard case .connecting(let waiting) = slots[slot] else { return ([], delay) }
-        slots[slot] = .backingOff(until: now + delay, reason: .connectFailed(reason))
+        slots[slot] = .backingOff(until: now + delay, reason: failure)
         return (waiting, delay)
     }
 

@@ -30,6 +30,13 @@ final class HTTP2Connection: Sendable {
     ) -> EventLoopFuture<HTTP2Connection> {
         // SNI carries host names only, never addresses.
         let serverName = host.isIPAddress ? nil : host
+        // Each channel's handler, kept here rather than looked up in the pipeline
+        // after connecting: a TLS handshake that fails fast (an untrusted
+        // certificate, on loopback) can close the channel and empty its pipeline
+        // before the connect future's callback runs, and the handler is what
+        // knows why. Keyed by channel: a host with several addresses may be
+        // tried on several.
+        let handlers = NIOLoopBoundBox.makeBoxSendingValue([ObjectIdentifier: HTTP2ConnectionHandler](), eventLoop: eventLoop)
         return ClientBootstrap(group: eventLoop)
             .connectTimeout(timeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -45,16 +52,23 @@ final class HTTP2Connection: Sendable {
                     // The headers sent are built by our clients and checked by the server; validating
                     // every header block again costs a tenth of the event loop's time.
                     configuration.headerBlockValidation = .disabled
+                    let handler = HTTP2ConnectionHandler(events: events)
                     try channel.pipeline.syncOperations.addHandlers([
                         try NIOSSLClientHandler(context: tls, serverHostname: serverName),
                         NIOHTTP2Handler(mode: .client, connectionConfiguration: configuration),
-                        HTTP2ConnectionHandler(events: events),
+                        handler,
                     ])
+                    handlers.value[ObjectIdentifier(channel)] = handler
                 }
             }
             .connect(host: host, port: port)
             .flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: HTTP2ConnectionHandler.self)
+                defer { handlers.value = [:] }
+                guard let handler = handlers.value[ObjectIdentifier(channel)] else {
+                    throw HTTP2TransportError.connectFailed("the connection closed during setup")
+                }
+                // Closed already: connecting failed, for the reason the handler saw.
+                if let failure = handler.failureBeforeSetup { throw failure }
                 return HTTP2Connection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop), events: events)
             }
     }

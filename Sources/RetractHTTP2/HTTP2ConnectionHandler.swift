@@ -76,6 +76,8 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     /// a failure before them is a failure to connect.
     private var isEstablished = false
     private var lastError: (any Error)?
+    /// Why the connection closed before the server's SETTINGS arrived, once it has.
+    private(set) var failureBeforeSetup: HTTP2TransportError?
 
     /// The inbound connection window this side keeps open.
     private static let targetInboundWindow = 1 << 20
@@ -281,6 +283,7 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler {
     private func close(failingInFlightWith connectionError: HTTP2TransportError) {
         if case .closed = state { return }
         let error = isEstablished ? connectionError : Self.setupFailure(lastError)
+        if !isEstablished { failureBeforeSetup = error }
         if case .open = state { events.retired(isEstablished ? nil : error) }
         events.acceptsRequests.withLockedValue { $0 = false }
         state = .closed

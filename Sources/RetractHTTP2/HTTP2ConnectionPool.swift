@@ -130,14 +130,16 @@ package final class HTTP2ConnectionPool: Sendable {
     }
 
     private func connectFailed(slot: Int, error: any Error) {
-        let reason = "\(error)"
+        // The connection's own account when it closed during setup (a refused
+        // client certificate, an untrusted server); otherwise what connecting threw.
+        let failure = error as? HTTP2TransportError ?? .connectFailed("\(error)")
         let now = NIODeadline.now()
-        let (waiting, delay) = state.withLockedValue { $0.connectFailed(slot: slot, reason: reason, now: now) }
+        let (waiting, delay) = state.withLockedValue { $0.connectFailed(slot: slot, failure: failure, now: now) }
         logger.warning(
             "cannot connect to \(service)",
             metadata: ["host": "\(host)", "error": "\(error)", "retry-in": "\(delay.nanoseconds / 1_000_000_000)s"]
         )
-        for exchange in waiting { exchange.complete(.failed(.connectFailed(reason))) }
+        for exchange in waiting { exchange.complete(.failed(failure)) }
     }
 
     /// A connection takes no new requests: its slot is refilled on demand,

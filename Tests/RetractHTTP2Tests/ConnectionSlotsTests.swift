@@ -47,7 +47,7 @@ struct ConnectionSlotsTests {
     @Test func aFailedConnectFailsItsWaitersAndBacksOffDoubling() {
         var slots = Slots(count: 1)
         _ = slots.route(1, now: Self.start)
-        let failed = slots.connectFailed(slot: 0, reason: "refused", now: Self.start)
+        let failed = slots.connectFailed(slot: 0, failure: .connectFailed("refused"), now: Self.start)
         #expect(failed.waiting == [1] && failed.delay == .seconds(1))
         // Within the backoff, requests fail at once with the reason, without a connect.
         guard case .fail(.connectFailed("refused")) = slots.route(2, now: Self.start + .milliseconds(999)) else {
@@ -58,11 +58,11 @@ struct ConnectionSlotsTests {
             Issue.record("no reconnect")
             return
         }
-        #expect(slots.connectFailed(slot: 0, reason: "refused", now: Self.start + .seconds(1)).delay == .seconds(2))
+        #expect(slots.connectFailed(slot: 0, failure: .connectFailed("refused"), now: Self.start + .seconds(1)).delay == .seconds(2))
         for expected: Int64 in [4, 8, 16, 30, 30] {
             let now = Self.start + .seconds(100 * expected)
             _ = slots.route(0, now: now)
-            #expect(slots.connectFailed(slot: 0, reason: "refused", now: now).delay == .seconds(expected))
+            #expect(slots.connectFailed(slot: 0, failure: .connectFailed("refused"), now: now).delay == .seconds(expected))
         }
         // The server's SETTINGS start the backoff over.
         _ = slots.route(0, now: Self.start + .seconds(10_000))
@@ -88,8 +88,8 @@ struct ConnectionSlotsTests {
         var slots = Slots(count: 2)
         _ = slots.route(1, now: Self.start)
         _ = slots.route(2, now: Self.start)
-        _ = slots.connectFailed(slot: 0, reason: "refused", now: Self.start)
-        _ = slots.connectFailed(slot: 1, reason: "refused", now: Self.start + .milliseconds(500))
+        _ = slots.connectFailed(slot: 0, failure: .connectFailed("refused"), now: Self.start)
+        _ = slots.connectFailed(slot: 1, failure: .connectFailed("refused"), now: Self.start + .milliseconds(500))
         // Slot 0's backoff is over, slot 1's is not.
         let now = Self.start + .milliseconds(1_200)
         guard case .connect(0, nil) = slots.route(3, now: now) else {
@@ -106,7 +106,7 @@ struct ConnectionSlotsTests {
         // With nothing trying, a slot backing off still fails fast.
         var alone = Slots(count: 1)
         _ = alone.route(1, now: Self.start)
-        _ = alone.connectFailed(slot: 0, reason: "refused", now: Self.start)
+        _ = alone.connectFailed(slot: 0, failure: .connectFailed("refused"), now: Self.start)
         guard case .fail(.connectFailed("refused")) = alone.route(2, now: Self.start + .milliseconds(10)) else {
             Issue.record("not failed fast")
             return

@@ -14,6 +14,7 @@ struct HTTP2ConnectionHandlerTests {
     /// A connection under test, what it told its pool, and how each request ended.
     final class Connection {
         let channel: EmbeddedChannel
+        let handler: HTTP2ConnectionHandler
         let events: HTTP2ConnectionHandler.Events
         let established = NIOLockedValueBox(0)
         let streamLimits = NIOLockedValueBox<[Int]>([])
@@ -28,7 +29,8 @@ struct HTTP2ConnectionHandlerTests {
                 established: { established.withLockedValue { $0 += 1 } },
                 streamLimit: { limit in streamLimits.withLockedValue { $0.append(limit) } },
                 retired: { failure in retirements.withLockedValue { $0.append(failure) } })
-            channel = EmbeddedChannel(handler: HTTP2ConnectionHandler(events: events))
+            handler = HTTP2ConnectionHandler(events: events)
+            channel = EmbeddedChannel(handler: handler)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
         }
 
@@ -39,7 +41,6 @@ struct HTTP2ConnectionHandlerTests {
                 headers: HPACKHeaders([(":method", "POST"), (":path", "/3/device/\(number)")]),
                 body: ByteBuffer(string: #"{"n":\#(number)}"#), deadline: .now() + .seconds(seconds),
                 complete: { outcome in outcomes.withLockedValue { $0[number] = outcome } })
-            let handler = try channel.pipeline.syncOperations.handler(type: HTTP2ConnectionHandler.self)
             handler.submit(exchange)
             channel.embeddedEventLoop.run()
         }
@@ -148,11 +149,17 @@ struct HTTP2ConnectionHandlerTests {
 
     /// Closed before the server's SETTINGS: connecting failed, and the
     /// waiting requests fail with it rather than trying another connection.
+    /// The handler keeps the reason once its pipeline is gone: connecting reads
+    /// it there when the close came before the connect callback.
     @Test func aConnectionLostBeforeSettingsIsAFailureToConnect() throws {
         let connection = try Connection()
         try connection.submit(1)
+        #expect(connection.handler.failureBeforeSetup == nil)
         connection.channel.pipeline.fireErrorCaught(IOError(errnoCode: 104, reason: "read"))
         connection.channel.embeddedEventLoop.run()
+        #expect(connection.channel.isActive == false)
+        #expect(connection.handler.failureBeforeSetup == connection.failure(of: 1))
+        #expect("\(connection.handler.failureBeforeSetup.map { "\($0)" } ?? "")".contains("read"))
         guard case .connectFailed = connection.failure(of: 1) else {
             Issue.record("expected a failure to connect, got \(String(describing: connection.outcomes.withLockedValue { $0[1] }))")
             return
