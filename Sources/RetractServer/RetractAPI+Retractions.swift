@@ -277,7 +277,7 @@ extension RetractAPI {
                 .init(id: $0.id.uuidString.lowercased(), references: $0.references.map(\.rawValue), retractedAt: $0.retractedAt)
             },
             cursor: page.cursor.encoded, hasMore: page.hasMore)
-        return Answer(.ok, view, headers: Self.feedHeaders(validator)).response
+        return Answer(.ok, json: view.json, headers: Self.feedHeaders(validator)).response
     }
 
     /// A feed page's caching: the device's own (`private`), and asked again

@@ -63,6 +63,13 @@ struct RetractAPI: Sendable {
             self.headers = headers
         }
 
+        /// An answer whose JSON was written without the encoder.
+        init(_ status: HTTPResponse.Status, json: ByteBuffer, headers: HTTPFields = [:]) {
+            self.status = status
+            body = json
+            self.headers = headers
+        }
+
         var response: Response {
             var headers = headers
             headers[.contentType] = "application/json"

@@ -25,7 +25,7 @@ struct UTCDay: Hashable, Comparable, Sendable {
             let month = Int(digits.dropFirst(4).prefix(2)), let day = Int(digits.suffix(2)),
             (1...12).contains(month), (1...31).contains(day)
         else { return nil }
-        number = Self.daysFromCivil(year: year, month: month, day: day)
+        number = GregorianDays.days(year: year, month: month, day: day)
     }
 
     var start: Date { Date(timeIntervalSince1970: TimeInterval(number) * 86_400) }
@@ -34,7 +34,7 @@ struct UTCDay: Hashable, Comparable, Sendable {
 
     /// `2026-11-23`, as PostgreSQL reads a date.
     var isoDate: String {
-        let (year, month, day) = Self.civil(fromDays: number)
+        let (year, month, day) = GregorianDays.civil(fromDays: number)
         return String(format: "%04d-%02d-%02d", year, month, day)
     }
 
@@ -44,28 +44,6 @@ struct UTCDay: Hashable, Comparable, Sendable {
     var feedPartitionName: String { "device_feed_" + isoDate.replacingOccurrences(of: "-", with: "") }
 
     static func < (lhs: UTCDay, rhs: UTCDay) -> Bool { lhs.number < rhs.number }
-
-    // Howard Hinnant's days-from-civil and civil-from-days, for the proleptic Gregorian calendar.
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
 }
 
 /// A `date` on the wire: days since 2000-01-01 in four bytes, so a day bound
