@@ -389,10 +389,11 @@ extension RetractEngine {
     /// What was retracted for one device of `app` after `cursor`, oldest
     /// first: for the app to catch up at launch on pushes iOS held back.
     package func deviceFeed(
-        token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int
+        token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int,
+        abandonWhen: RetractStore.AbandonWhen? = nil
     ) async throws(RetractError) -> DeviceFeedPage {
         try await RetractError.store { () async throws(StoreError) in
-            try await store.retractions(forDevice: token, appID: appID, after: cursor, limit: limit)
+            try await store.retractions(forDevice: token, appID: appID, after: cursor, limit: limit, abandonWhen: abandonWhen)
         }
     }
 }

@@ -142,6 +142,24 @@ final class DatabaseHealth: Sendable {
         return try outcome.get()
     }
 
+    /// ``whileUp(_:)`` for a `body` made of statements of the ledger (the
+    /// device feed's page, the hottest call): rather than a race around the
+    /// call (a task group, two tasks and a waiter each time), `body` hands
+    /// its statements the signal it is given, and each one's own watchdog
+    /// gives it up within half a second of the database being seen down
+    /// (``RetractStore/AbandonWhen``); the call is then answered 503 as
+    /// ``whileUp(_:)`` answers it.
+    func whileUpReading<Value: Sendable>(
+        _ body: (_ abandonWhen: @escaping RetractStore.AbandonWhen) async throws -> Value
+    ) async throws -> Value {
+        guard isUp else { throw APIProblem.databaseUnavailable("the database is unavailable; try again shortly") }
+        do {
+            return try await body { [self] in !isUp }
+        } catch  where !isUp {
+            throw APIProblem.databaseUnavailable("the database became unavailable during the request; try again shortly")
+        }
+    }
+
     /// Runs a write's `body` unless the database is down or takes no writes
     /// (503 at once, naming why: nothing is attempted), as ``whileUp(_:)`` does.
     func whileWritable<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> Value {

@@ -262,8 +262,8 @@ extension RetractAPI {
             feedMetrics.answered(.fromMemory)
             return Self.notModified(asked)
         }
-        let page = try await health.whileUp { [cursor] in
-            try await engine.deviceFeed(token: token, appID: appID, after: cursor, limit: limit)
+        let page = try await health.whileUpReading { [cursor] abandonWhen in
+            try await engine.deviceFeed(token: token, appID: appID, after: cursor, limit: limit, abandonWhen: abandonWhen)
         }
         let validator = FeedValidator(
             appID: appID, device: device, since: cursor, limit: limit, horizon: page.horizon, listed: page.retractions.count)

@@ -86,13 +86,15 @@ extension RetractStore {
     /// place, a statement prepared once per connection of the feed's own
     /// pool (``feedClient``): the cost follows the page, not what the device
     /// received nor how many retractions the app made.
+    ///
+    /// `abandonWhen`: see ``AbandonWhen``.
     package func retractions(
-        forDevice token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int
+        forDevice token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int, abandonWhen: AbandonWhen? = nil
     ) async throws(StoreError) -> DeviceFeedPage {
         precondition(limit > 0, "a page holds at least one retraction")
         let statement = DeviceFeedStatement(
             appID: appID, token: ByteBuffer(bytes: token.bytes), after: cursor, rows: limit + 1)
-        return try await performFeedRead("reading the retractions of a device") { [self] in
+        return try await performFeedRead("reading the retractions of a device", abandonWhen: abandonWhen) { [self] in
             var found: [(DeviceRetraction, UInt64)] = []
             var horizon: UInt64 = 0
             for try await (xmin, id, createdAt, transaction, refs) in try await feedClient.execute(statement, logger: logger) {

@@ -190,17 +190,20 @@ package final class RetractStore: Sendable {
         _ operation: String,
         idempotent: Bool,
         answerLimit: Duration? = RetractStore.answerLimit,
+        abandonWhen: AbandonWhen? = nil,
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws(StoreError) -> Result {
         var attempt = 1
         while true {
             do {
-                let result = try await Self.answering(within: answerLimit, lostSince: { [lostAt] in lostAt.withLockedValue { $0 } }, body)
+                let result = try await Self.answering(
+                    within: answerLimit, lostSince: { [lostAt] in lostAt.withLockedValue { $0 } }, abandonWhen: abandonWhen, body)
                 let now = ContinuousClock.now
                 answeredAt.withLockedValue { $0 = now }
                 return result
             } catch {
                 let storeError = StoreError.from(error, during: operation)
+                if error is Abandoned { throw storeError }
                 if storeError.code == .connectionLost {
                     let now = ContinuousClock.now
                     lostAt.withLockedValue { $0 = now }
@@ -240,16 +243,16 @@ package final class RetractStore: Sendable {
 
     /// The same for a read on ``feedClient``.
     func performFeedRead<Result: Sendable>(
-        _ operation: String, _ body: @escaping @Sendable () async throws -> Result
+        _ operation: String, abandonWhen: AbandonWhen? = nil, _ body: @escaping @Sendable () async throws -> Result
     ) async throws(StoreError) -> Result {
-        try await performTimed(operation, timed: feedClient !== client, body)
+        try await performTimed(operation, timed: feedClient !== client, abandonWhen: abandonWhen, body)
     }
 
     private func performTimed<Result: Sendable>(
-        _ operation: String, timed: Bool, _ body: @escaping @Sendable () async throws -> Result
+        _ operation: String, timed: Bool, abandonWhen: AbandonWhen? = nil, _ body: @escaping @Sendable () async throws -> Result
     ) async throws(StoreError) -> Result {
         do {
-            return try await perform(operation, idempotent: true, body)
+            return try await perform(operation, idempotent: true, abandonWhen: abandonWhen, body)
         } catch  where error.code == .canceled && timed {
             throw StoreError(.readTimeout, "\(operation): stopped by the read timeout", sqlState: error.sqlState)
         }
@@ -268,12 +271,23 @@ package final class RetractStore: Sendable {
     /// the whole ``answerLimit``.
     package static let answerLimitAfterLoss: Duration = .seconds(10)
 
+    /// Says whether to give a statement up besides its limit, asked by its
+    /// watchdog at every step (half a second): the API passes "the database
+    /// is down" as its health check sees it, so that a read waiting on a
+    /// database that went away is answered 503 without a race of its own
+    /// around the call. Passed down as a parameter: a task-local holding it
+    /// crashed the release build (Swift 6.3.1, `swift_task_localValuePush`).
+    package typealias AbandonWhen = @Sendable () -> Bool
+
+    /// A statement given up because its ``AbandonWhen`` said so; not tried again.
+    package struct Abandoned: Error {}
+
     /// `body`'s result, or ``NoAnswer`` once `limit` has passed without one,
     /// or ``answerLimitAfterLoss`` after a connection was lost (`lostSince`)
     /// while it waited or within that time before it began.
     static func answering<Result: Sendable>(
         within limit: Duration?, lostSince: @escaping @Sendable () -> ContinuousClock.Instant? = { nil },
-        _ body: @escaping @Sendable () async throws -> Result
+        abandonWhen abandon: AbandonWhen? = nil, _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result {
         guard let limit else { return try await body() }
         let started = ContinuousClock.now
@@ -289,6 +303,7 @@ package final class RetractStore: Sendable {
                 while !Task.isCancelled {
                     let now = ContinuousClock.now
                     if now - started >= limit { return .failure(NoAnswer(limit: limit)) }
+                    if let abandon, abandon() { return .failure(Abandoned()) }
                     if let lost = lostSince(), lost >= started - answerLimitAfterLoss,
                         now - max(lost, started) >= answerLimitAfterLoss
                     {

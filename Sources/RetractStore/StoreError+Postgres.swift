@@ -10,6 +10,9 @@ extension StoreError {
             let after = noAnswer.afterLoss ? " of a lost connection" : ""
             return StoreError(.connectionLost, "\(operation): no answer from the database within \(noAnswer.limit)\(after)")
         }
+        if error is RetractStore.Abandoned {
+            return StoreError(.connectionLost, "\(operation): given up: the database is down")
+        }
         if let transaction = error as? PostgresTransactionError, let underlying = transaction.underlying {
             return from(underlying, during: operation)
         }
