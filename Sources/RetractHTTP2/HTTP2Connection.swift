@@ -65,6 +65,7 @@ final class HTTP2Connection: Sendable {
             .flatMapThrowing { channel in
                 defer { handlers.value = [:] }
                 guard let handler = handlers.value[ObjectIdentifier(channel)] else {
+                    channel.close(promise: nil)
                     throw HTTP2TransportError.connectFailed("the connection closed during setup")
                 }
                 // Closed already: connecting failed, for the reason the handler saw.

@@ -230,7 +230,8 @@ extension RetractAPI {
     /// no retraction of the app past the page's horizon took the device
     /// (``FeedMemory``), else after reading the page again. It runs outside
     /// ``DatabaseHealth/whileUp(_:)``: what memory answers does not wait for
-    /// the database, and each read of the ledger waits for it.
+    /// the database, and the page's read runs in
+    /// ``DatabaseHealth/whileUpReading(_:)``, without a race around it.
     func deviceFeed(_ tokenText: String, request: Request, caller: Caller) async throws -> Response {
         try caller.require(.client)
         let query = request.uri.queryParameters
