@@ -26,6 +26,9 @@ package final class ThrowawayPgBouncer: @unchecked Sendable {
     }
 
     package let port: Int
+
+    /// Whether PgBouncer takes connections on ``port`` now: false once stopped.
+    package var isListening: Bool { ThrowawayPostgres.accepts(port: port) }
     private let directory: URL
     // @unchecked: `stopped` is only touched under `lock`.
     private let lock = NSLock()

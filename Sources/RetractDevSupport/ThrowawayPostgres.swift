@@ -262,10 +262,24 @@ package final class ThrowawayPostgres: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // An empty signal mask and default handlers: the calling thread (a
+        // Dispatch or Swift concurrency worker) blocks most signals, and a
+        // daemon that does not reset its mask (PgBouncer 1.18) would keep
+        // SIGTERM blocked and outlive every stop().
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var everySignal = sigset_t()
+        sigfillset(&everySignal)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &everySignal)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = command.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, command[0], &actions, &attributes, argv, environ)
         guard spawned == 0 else { throw Problem(description: "\(what): cannot start \(command[0]): \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
