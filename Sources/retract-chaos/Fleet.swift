@@ -110,18 +110,21 @@ final class Fleet: Sendable {
         try run(arguments).check("retract apps add")
     }
 
-    /// `retract send`: an alert with `reference` to `tokens`, recorded in the ledger and delivered to the inboxes.
-    func send(_ reference: String, app: String, tokens: [DeviceToken], via service: PushService = .apns) throws {
+    /// `retract send`: an alert with `reference` to `tokens`, recorded in the
+    /// ledger and delivered to the inboxes; `extra` goes to the command.
+    func send(_ reference: String, app: String, tokens: [DeviceToken], via service: PushService = .apns, extra: [String] = []) throws {
         let tokensFile = folder.appendingPathComponent("tokens-\(UUID().uuidString.prefix(8)).txt")
         try Data(tokens.map { service.text(of: $0) }.joined(separator: "\n").utf8).write(to: tokensFile)
         defer { try? FileManager.default.removeItem(at: tokensFile) }
         let payload = folder.appendingPathComponent("payload.json")
         try Data(#"{"aps":{"alert":{"title":"A message","body":"that will be taken back"}}}"#.utf8).write(to: payload)
         // 3: some devices failed (the dead ones a scenario set up).
-        try run([
-            "send", "--app", app, "--reference", reference, "--payload", payload.path, "--tokens-file", tokensFile.path,
-            "--transport", service.rawValue, "--json",
-        ]).check("retract send", allowing: [0, 3])
+        try run(
+            [
+                "send", "--app", app, "--reference", reference, "--payload", payload.path, "--tokens-file", tokensFile.path,
+                "--transport", service.rawValue, "--json",
+            ] + extra
+        ).check("retract send", allowing: [0, 3])
     }
 
     /// `retract notification --no-wait`: queues the retraction of `reference` for the workers; its id.

@@ -207,8 +207,9 @@ struct Scenario: Sendable {
         let faults = APNsSimulatorFaults(tooManyRequestsRate: 0.15, serviceUnavailableRate: 0.15, seed: 42, goAwayAfterStreams: 500)
         return try await Fleet.with(stage, name: "throttled", faults: faults) { fleet in
             try fleet.addApp("throttled")
-            // The originals, sent through the same faults, are retried until accepted.
-            try fleet.send("m", app: "throttled", tokens: devices)
+            // The originals, sent through the same faults, are retried until
+            // accepted, as soon as the retraction's are.
+            try fleet.send("m", app: "throttled", tokens: devices, extra: ["--retry-base-delay", "20"])
             let rejectedBefore = fleet.apns.statistics.rejected
             let run = try await fleet.retract("m", app: "throttled", extra: ["--retry-base-delay", "20"])
             let statistics = fleet.apns.statistics
