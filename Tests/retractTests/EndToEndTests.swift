@@ -282,6 +282,7 @@ struct EndToEndTests {
             let done = Mutex(false)
         }
         let watch = Watch()
+        defer { watch.done.withLock { $0 = true } }
         Thread {
             while !watch.done.withLock({ $0 }) {
                 if (try? clusters().isEmpty) == false { watch.seen.withLock { $0 = true } }
