@@ -83,30 +83,48 @@ extension RetractStore {
     /// ledger by the longest running transaction.
     ///
     /// One range scan of `device_feed` (migration 0017) by app, token and
-    /// place, a statement prepared once per connection of the feed's own
+    /// place, in a statement prepared once per connection of the feed's own
     /// pool (``feedClient``): the cost follows the page, not what the device
-    /// received nor how many retractions the app made.
+    /// received nor how many retractions the app made. Reads that come while
+    /// the pool's statements all run are read together, by the next one
+    /// (``FeedReads``), in one snapshot.
     ///
-    /// `abandonWhen`: see ``AbandonWhen``.
+    /// `abandonWhen`: see ``AbandonWhen``; a statement reading several pages
+    /// is given up when any of theirs says so.
     package func retractions(
         forDevice token: DeviceToken, appID: Int64, after cursor: DeviceFeedCursor = .start, limit: Int, abandonWhen: AbandonWhen? = nil
     ) async throws(StoreError) -> DeviceFeedPage {
         precondition(limit > 0, "a page holds at least one retraction")
-        let statement = DeviceFeedStatement(
-            appID: appID, token: ByteBuffer(bytes: token.bytes), after: cursor, rows: limit + 1)
-        return try await performFeedRead("reading the retractions of a device", abandonWhen: abandonWhen) { [self] in
-            var found: [(DeviceRetraction, UInt64)] = []
-            var horizon: UInt64 = 0
-            for try await (xmin, id, createdAt, transaction, refs) in try await feedClient.execute(statement, logger: logger) {
-                horizon = UInt64(xmin) ?? 0
-                guard let id, let createdAt, let transaction, let refs else { continue }
-                found.append(
-                    (DeviceRetraction(id: id, references: refs.map { ReferenceID($0) }, retractedAt: createdAt), UInt64(transaction) ?? 0))
+        let ask = FeedPageAsk(appID: appID, token: ByteBuffer(bytes: token.bytes), after: cursor, limit: limit, abandonWhen: abandonWhen)
+        return try await feedReads.answer(ask) { asks in await readFeedPages(asks) }
+    }
+
+    /// The pages `asks` ask for, in one statement; one answer each, the same
+    /// failure for all when the statement fails.
+    private func readFeedPages(_ asks: [FeedPageAsk]) async -> [Result<DeviceFeedPage, StoreError>] {
+        let abandons = asks.compactMap(\.abandonWhen)
+        let abandonWhen: AbandonWhen? = abandons.isEmpty ? nil : { @Sendable in abandons.contains { $0() } }
+        let operation = asks.count == 1 ? "reading the retractions of a device" : "reading the retractions of \(asks.count) devices"
+        do throws(StoreError) {
+            let statement = DeviceFeedStatement(asks: asks)
+            let pages = try await performFeedRead(operation, abandonWhen: abandonWhen) { [self] in
+                var found = Array(repeating: [(DeviceRetraction, UInt64)](), count: asks.count)
+                var horizon: UInt64 = 0
+                for try await (ask, xmin, id, createdAt, transaction, refs) in try await feedClient.execute(statement, logger: logger) {
+                    horizon = UInt64(xmin) ?? 0
+                    guard let id, let createdAt, let transaction, let refs, found.indices.contains(ask - 1) else { continue }
+                    let retraction = DeviceRetraction(id: id, references: refs.map { ReferenceID($0) }, retractedAt: createdAt)
+                    found[ask - 1].append((retraction, UInt64(transaction) ?? 0))
+                }
+                return zip(asks, found).map { ask, found in
+                    let page = Array(found.prefix(ask.limit))
+                    let next = page.last.map { DeviceFeedCursor(transaction: $0.1, id: $0.0.id) } ?? ask.after
+                    return DeviceFeedPage(retractions: page.map(\.0), cursor: next, hasMore: found.count > ask.limit, horizon: horizon)
+                }
             }
-            let hasMore = found.count > limit
-            let page = Array(found.prefix(limit))
-            let next = page.last.map { DeviceFeedCursor(transaction: $0.1, id: $0.0.id) } ?? cursor
-            return DeviceFeedPage(retractions: page.map(\.0), cursor: next, hasMore: hasMore, horizon: horizon)
+            return pages.map { .success($0) }
+        } catch {
+            return Array(repeating: .failure(error), count: asks.count)
         }
     }
 
@@ -127,44 +145,54 @@ extension RetractStore {
     }
 }
 
-/// A page of the device feed, as a statement each connection prepares once:
-/// planning it over every day partition cost more than running it.
-///
-/// The horizon comes back once, with or without rows; the aggregate runs in
-/// the primary key's order, so the scan stops after `rows` retractions.
-private struct DeviceFeedStatement: PostgresPreparedStatement {
-    static let sql = """
-        WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
-        page AS (
-            SELECT f.retraction_xid, f.retraction_id, min(f.retracted_at) AS retracted_at,
-                   array_agg(DISTINCT f.reference ORDER BY f.reference) AS refs
-            FROM device_feed f, horizon h
-            WHERE f.app_id = $1 AND f.token = $2 AND (f.retraction_xid, f.retraction_id) > ($3::text::xid8, $4::uuid)
-              AND f.retraction_xid < h.xmin
-            GROUP BY f.retraction_xid, f.retraction_id
-            ORDER BY f.retraction_xid, f.retraction_id
-            LIMIT $5
-        )
-        SELECT h.xmin::text, p.retraction_id, p.retracted_at, p.retraction_xid::text, p.refs
-        FROM horizon h LEFT JOIN page p ON true
-        ORDER BY p.retraction_xid, p.retraction_id
-        """
-    typealias Row = (String, UUID?, Date?, String?, [String]?)
-    /// Named once: PostgresNIO's default name is the type's reflected name, made again for every call.
-    static let name = "retract_device_feed_page"
-
+/// One page of a device's feed, as ``FeedReads`` is asked for it.
+struct FeedPageAsk: Sendable {
     var appID: Int64
     var token: ByteBuffer
     var after: DeviceFeedCursor
-    var rows: Int
+    var limit: Int
+    var abandonWhen: RetractStore.AbandonWhen?
+}
+
+/// Pages of the device feed, as a statement each connection prepares once:
+/// planning it over every day partition cost more than running it.
+///
+/// A row per retraction listed, by page (numbered from 1 in the order
+/// asked), and one for a page that lists none; each row carries the
+/// snapshot's horizon. Each page's aggregate runs in the primary key's
+/// order, so its scan stops after `limit + 1` retractions (the one more
+/// says whether more follow).
+private struct DeviceFeedStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+        SELECT a.n::int8, h.xmin::text, p.retraction_id, p.retracted_at, p.retraction_xid::text, p.refs
+        FROM horizon h
+        CROSS JOIN unnest($1::int8[], $2::bytea[], $3::text[], $4::uuid[], $5::int4[]) WITH ORDINALITY AS a (app_id, token, xid, id, rows, n)
+        LEFT JOIN LATERAL (
+            SELECT f.retraction_xid, f.retraction_id, min(f.retracted_at) AS retracted_at,
+                   array_agg(DISTINCT f.reference ORDER BY f.reference) AS refs
+            FROM device_feed f
+            WHERE f.app_id = a.app_id AND f.token = a.token AND (f.retraction_xid, f.retraction_id) > (a.xid::xid8, a.id)
+              AND f.retraction_xid < h.xmin
+            GROUP BY f.retraction_xid, f.retraction_id
+            ORDER BY f.retraction_xid, f.retraction_id
+            LIMIT a.rows
+        ) p ON true
+        ORDER BY a.n, p.retraction_xid, p.retraction_id
+        """
+    typealias Row = (Int, String, UUID?, Date?, String?, [String]?)
+    /// Named once: PostgresNIO's default name is the type's reflected name, made again for every call.
+    static let name = "retract_device_feed_pages"
+
+    var asks: [FeedPageAsk]
 
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 5)
-        bindings.append(appID)
-        bindings.append(token)
-        bindings.append(String(after.transaction))
-        bindings.append(after.id)
-        bindings.append(rows)
+        bindings.append(asks.map(\.appID))
+        bindings.append(asks.map(\.token))
+        bindings.append(asks.map { String($0.after.transaction) })
+        bindings.append(asks.map(\.after.id))
+        bindings.append(asks.map { Int32($0.limit + 1) })
         return bindings
     }
 
@@ -178,7 +206,8 @@ private struct DeviceFeedStatement: PostgresPreparedStatement {
             return cell
         }
         return (
-            try next().decode(String.self), try next().decode(UUID?.self), try next().decode(Date?.self),
+            Int(try next().decode(Int64.self)), try next().decode(String.self), try next().decode(UUID?.self),
+            try next().decode(Date?.self),
             try next().decode(String?.self), try next().decode([String]?.self)
         )
     }

@@ -53,6 +53,8 @@ package final class RetractStore: Sendable {
     let appsByName = NIOLockedValueBox<[String: (app: App, readAt: ContinuousClock.Instant)]>([:])
     /// How long an app read by name is used before it is read again.
     package static let appCacheLifetime: Duration = .seconds(5)
+    /// The device feed's page reads, read together while the feed's pool is busy.
+    let feedReads: FeedReads<FeedPageAsk, DeviceFeedPage, StoreError>
     /// When a statement last had its answer, on any pool.
     private let answeredAt = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     /// When a statement last failed because its connection was lost, on any pool.
@@ -64,11 +66,12 @@ package final class RetractStore: Sendable {
     package var lastAnswer: ContinuousClock.Instant? { answeredAt.withLockedValue { $0 } }
 
     /// A store over `client`, which the caller runs (`client.run()`), as a
-    /// service of the server's lifecycle, say.
+    /// service of the server's lifecycle, say. `feedStatements`: how many
+    /// statements read device feed pages at once (``FeedReads``).
     package init(
         client: PostgresClient, readClient: PostgresClient? = nil, feedClient: PostgresClient? = nil, healthClient: PostgresClient? = nil,
         controlClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
-        logger: Logger = Logger(label: "retract.store")
+        feedStatements: Int = ReadPool().connections / 2, logger: Logger = Logger(label: "retract.store")
     ) {
         self.client = client
         self.readsFromReplica = readsFromReplica && readClient != nil
@@ -77,6 +80,7 @@ package final class RetractStore: Sendable {
         self.healthClient = healthClient ?? client
         self.controlClient = controlClient ?? client
         self.retention = retention
+        self.feedReads = FeedReads(concurrency: feedStatements)
         self.logger = logger
     }
 
@@ -119,6 +123,9 @@ package final class RetractStore: Sendable {
         // A replica's reads need pools of their own, given or not.
         let reads = try (readPool ?? readURL.map { _ in ReadPool() }).map(timed)
         let feed = try (feedPool ?? readURL.map { _ in ReadPool() }).map(timed)
+        // The feed's page reads take half its connections: the fewer statements at once, the more pages each reads
+        // (``FeedReads``); the rest read its other questions (an app's newest place).
+        let feedConnections = (feedPool ?? readURL.map { _ in ReadPool() } ?? readPool)?.connections ?? maximumConnections
         // The ping's own connection, opened on the first ping: a pool kept
         // busy by workers must not read as a database that is down.
         let health = try pool(1)
@@ -126,7 +133,7 @@ package final class RetractStore: Sendable {
         let clients = [client, health, control] + [reads, feed].compactMap { $0 }
         let store = RetractStore(
             client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control,
-            readsFromReplica: readURL != nil, retention: retention, logger: logger)
+            readsFromReplica: readURL != nil, retention: retention, feedStatements: max(1, feedConnections / 2), logger: logger)
         let running = Task {
             await withDiscardingTaskGroup { group in
                 for client in clients { group.addTask { await client.run() } }

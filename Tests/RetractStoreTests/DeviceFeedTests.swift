@@ -35,6 +35,62 @@ struct DeviceFeedTests {
         }
     }
 
+    /// Reads that come while the feed's statements all run are read
+    /// together (one statement here, so every read but the first waits):
+    /// each page is the one read alone.
+    @Test func pagesReadTogetherAreThePagesEachReadsAlone() async throws {
+        try await TestDatabase.withStore(feedPool: RetractStore.ReadPool(connections: 1)) { store, _ in
+            let app = try await Fixture.registerApp(store)
+            var ledger = RandomLedger(app: app, seed: 4)
+            for _ in 0..<40 { try await ledger.step(store) }
+            // Every page of every device, one and three retractions a page.
+            var asks: [(token: DeviceToken, cursor: DeviceFeedCursor, limit: Int)] = []
+            for token in ledger.devices {
+                for limit in [1, 3] {
+                    var cursor = DeviceFeedCursor.start
+                    while true {
+                        asks.append((token, cursor, limit))
+                        let page = try await store.retractions(forDevice: token, appID: app.id, after: cursor, limit: limit)
+                        guard page.hasMore else { break }
+                        cursor = page.cursor
+                    }
+                }
+            }
+            #expect(asks.count > 20)
+            func alone() async throws -> [Page] {
+                var pages: [Page] = []
+                for ask in asks {
+                    pages.append(
+                        Page(try await store.retractions(forDevice: ask.token, appID: app.id, after: ask.cursor, limit: ask.limit)))
+                }
+                return pages
+            }
+            // Read again while a transaction elsewhere in the cluster moved the horizon between.
+            for _ in 0..<20 {
+                let before = try await alone()
+                let together = try await withThrowingTaskGroup(of: (Int, Page).self) { group in
+                    for (index, ask) in asks.enumerated() {
+                        group.addTask {
+                            (
+                                index,
+                                Page(try await store.retractions(forDevice: ask.token, appID: app.id, after: ask.cursor, limit: ask.limit))
+                            )
+                        }
+                    }
+                    var pages = [Page?](repeating: nil, count: asks.count)
+                    for try await (index, page) in group { pages[index] = page }
+                    return pages.map { $0! }
+                }
+                guard try await alone() == before else { continue }
+                let differing = zip(together, before).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
+                #expect(differing.isEmpty, "read together, pages \(differing.prefix(5)) of \(asks.count) differ from those read alone")
+                #expect(before.contains { !$0.retractions.isEmpty })
+                return
+            }
+            Issue.record("the feed kept moving between two reads of every page")
+        }
+    }
+
     @Test func aDryRunAndAnotherAppsRetractionAreNotInADevicesFeed() async throws {
         try await TestDatabase.withStore { store, _ in
             let chat = try await Fixture.registerApp(store)
@@ -147,7 +203,7 @@ struct DeviceFeedTests {
         while true {
             let before = try await joinedPage(store, token: token, appID: appID, after: cursor, limit: limit)
             let read = try await store.retractions(forDevice: token, appID: appID, after: cursor, limit: limit)
-            let new = Page(retractions: read.retractions, cursor: read.cursor, hasMore: read.hasMore)
+            let new = Page(read)
             let after = try await joinedPage(store, token: token, appID: appID, after: cursor, limit: limit)
             attempt += 1
             if before == after || attempt == 20 { return (new, after) }
@@ -310,5 +366,12 @@ struct SplitMix {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return (z ^ (z >> 31)) % bound
+    }
+}
+
+extension DeviceFeedTests.Page {
+    /// A page as read, but for its horizon.
+    init(_ read: DeviceFeedPage) {
+        self.init(retractions: read.retractions, cursor: read.cursor, hasMore: read.hasMore)
     }
 }

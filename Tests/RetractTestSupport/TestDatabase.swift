@@ -25,11 +25,13 @@ package enum TestDatabase {
         migrated: Bool = true,
         retention: Retention = Retention(),
         readPool: RetractStore.ReadPool? = nil,
+        feedPool: RetractStore.ReadPool? = nil,
         _ body: (RetractStore, DatabaseURL) async throws -> Void
     ) async throws {
         try await RetractStore.withScratchDatabase(on: try serverURL(), logger: logger) { url in
-            try await RetractStore.withStore(url: url, retention: retention, maximumConnections: 6, readPool: readPool, logger: logger) {
-                store in
+            try await RetractStore.withStore(
+                url: url, retention: retention, maximumConnections: 6, readPool: readPool, feedPool: feedPool, logger: logger
+            ) { store in
                 if migrated { try await MigrationRunner().migrate(store) }
                 try await body(store, url)
             }
