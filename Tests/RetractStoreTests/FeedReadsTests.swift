@@ -17,8 +17,13 @@ struct FeedReadsTests {
         let batches = Mutex<[[Int]]>([])
         let (released, release) = AsyncStream.makeStream(of: Void.self)
         let failing: Bool
+        /// A batch read in a cancelled task fails, as a statement does.
+        let failsWhenCancelled: Bool
 
-        init(failing: Bool = false) { self.failing = failing }
+        init(failing: Bool = false, failsWhenCancelled: Bool = false) {
+            self.failing = failing
+            self.failsWhenCancelled = failsWhenCancelled
+        }
 
         func read(_ asks: [Int]) async -> [Result<Int, Failed>] {
             let first = batches.withLock { batches in
@@ -26,7 +31,8 @@ struct FeedReadsTests {
                 return batches.count == 1
             }
             if first { for await _ in released { break } }
-            return asks.map { failing ? .failure(Failed(batch: asks)) : .success($0 * 10) }
+            let fails = failing || (failsWhenCancelled && Task.isCancelled)
+            return asks.map { fails ? .failure(Failed(batch: asks)) : .success($0 * 10) }
         }
     }
 
@@ -92,5 +98,27 @@ struct FeedReadsTests {
         // Nothing is left waiting, and a read after them runs at once.
         #expect(reads.waitingReads == 0)
         await #expect(throws: Failed(batch: [7])) { try await reads.answer(7) { await reader.read($0) } }
+    }
+
+    @Test func theReadsOfAStatementFailedByItsLeadersCancellationWaitForTheNext() async throws {
+        let reads = FeedReads<Int, Int, Failed>(concurrency: 1)
+        let reader = Reader(failsWhenCancelled: true)
+        let first = Task { try await reads.answer(0) { await reader.read($0) } }
+        while reader.batches.withLock(\.count) == 0 { await Task.yield() }
+        // Three reads wait behind the first statement; the one that leads the next is cancelled meanwhile.
+        var waiting: [Task<Int, any Error>] = []
+        for ask in 1...3 {
+            waiting.append(Task { try await reads.answer(ask) { await reader.read($0) } })
+            while reads.waitingReads < ask { await Task.yield() }
+        }
+        waiting[0].cancel()
+        reader.release.yield()
+        #expect(try await first.value == 0)
+        await #expect(throws: Failed(batch: [1, 2, 3])) { try await waiting[0].value }
+        // Not failed with it: read again, by the next statement.
+        #expect(try await waiting[1].value == 20)
+        #expect(try await waiting[2].value == 30)
+        #expect(reader.batches.withLock { $0 } == [[0], [1, 2, 3], [2, 3]])
+        #expect(reads.waitingReads == 0)
     }
 }
