@@ -122,10 +122,11 @@ package final class RetractStore: Sendable {
         }
         // A replica's reads need pools of their own, given or not.
         let reads = try (readPool ?? readURL.map { _ in ReadPool() }).map(timed)
-        let feed = try (feedPool ?? readURL.map { _ in ReadPool() }).map(timed)
-        // The feed's page reads take half its connections: the fewer statements at once, the more pages each reads
-        // (``FeedReads``); the rest read its other questions (an app's newest place).
-        let feedConnections = (feedPool ?? readURL.map { _ in ReadPool() } ?? readPool)?.connections ?? maximumConnections
+        let feedPool = feedPool ?? readURL.map { _ in ReadPool() }
+        let feed = try feedPool.map(timed)
+        // The feed's page reads take half its connections (at least one): the fewer statements at once, the more pages
+        // each reads (``FeedReads``); the rest read its other questions (an app's newest place).
+        let feedConnections = (feedPool ?? readPool)?.connections ?? maximumConnections
         // The ping's own connection, opened on the first ping: a pool kept
         // busy by workers must not read as a database that is down.
         let health = try pool(1)
