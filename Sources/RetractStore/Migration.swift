@@ -64,5 +64,7 @@ package struct Migration: Hashable, Sendable {
             version: 19, name: "0019_retraction_text.sql", sql: String(decoding: PackageResources._019_retraction_text_sql, as: UTF8.self)),
         Migration(version: 20, name: "0020_approval.sql", sql: String(decoding: PackageResources._020_approval_sql, as: UTF8.self)),
         Migration(version: 21, name: "0021_edits.sql", sql: String(decoding: PackageResources._021_edits_sql, as: UTF8.self)),
+        Migration(
+            version: 22, name: "0022_device_page.sql", sql: String(decoding: PackageResources._022_device_page_sql, as: UTF8.self)),
     ]
 }

@@ -186,7 +186,7 @@ extension RetractStore {
     /// Each reference is read through the primary key from `after` on, at most
     /// `limit` rows each, and the rows are merged here: a page costs the same
     /// early or late in a reference of millions, whatever the planner knows of
-    /// the table's statistics.
+    /// the table's statistics (`retract_device_page`, migration 0022).
     package func devicePage(
         appID: Int64,
         references: [ReferenceID],
@@ -195,23 +195,7 @@ extension RetractStore {
         limit: Int = 1000
     ) async throws(StoreError) -> DevicePage {
         precondition(limit > 0, "a page holds at least one device")
-        let refs = Array(Set(references.map(\.rawValue))).sorted()
-        // Bounds as values rather than NULL tests, so every query has the same
-        // plan: the empty string sorts before every token, and 0xFF repeated one
-        // byte longer than the longest token sorts after every token the ledger accepts.
-        let lower = ByteBuffer(bytes: after?.bytes ?? [])
-        let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
-        let query: PostgresQuery = """
-            SELECT d.reference, d.token, d.transport = 'fcm', d.sent_at,
-                   (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = \(appID) AND dt.token = d.token), d.collapse_id
-            FROM unnest(\(refs)::text[]) AS r (ref)
-            CROSS JOIN LATERAL (
-                SELECT reference, token, transport, sent_at, collapse_id FROM deliveries
-                WHERE app_id = \(appID) AND reference = r.ref AND token > \(lower) AND token <= \(upper)
-                ORDER BY token
-                LIMIT \(limit)
-            ) d
-            """
+        let query = devicePageQuery(appID: appID, references: references, after: after, through: through, limit: limit)
         let rows = try await perform("reading devices of \(Self.describe(references))", idempotent: true) { [self] in
             var rows: [DevicePage.Row] = []
             for try await (reference, token, isFCM, sentAt, deadSince, collapseID) in try await client.query(query, logger: logger).decode(
@@ -222,6 +206,24 @@ extension RetractStore {
             return rows
         }
         return DevicePage(merging: rows, limit: limit)
+    }
+
+    /// The statement of ``devicePage(appID:references:after:through:limit:)``:
+    /// `retract_device_page` (migration 0022), which reads each reference's
+    /// primary key in token order whatever the planner estimates.
+    package func devicePageQuery(
+        appID: Int64, references: [ReferenceID], after: DeviceToken? = nil, through: DeviceToken? = nil, limit: Int
+    ) -> PostgresQuery {
+        let refs = Array(Set(references.map(\.rawValue))).sorted()
+        // Bounds as values rather than NULL tests: the empty string sorts before
+        // every token, and 0xFF repeated one byte longer than the longest token
+        // sorts after every token the ledger accepts.
+        let lower = ByteBuffer(bytes: after?.bytes ?? [])
+        let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
+        return """
+            SELECT reference, token, is_fcm, sent_at, dead_since, collapse_id
+            FROM retract_device_page(\(appID), \(refs)::text[], \(lower), \(upper), \(limit)::integer)
+            """
     }
 
     /// Every device of `references`, page by page; memory holds one page.

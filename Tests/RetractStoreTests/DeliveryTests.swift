@@ -50,6 +50,76 @@ struct DeliveryTests {
         }
     }
 
+    /// A page of a broadcast reads the page, not the rest of the broadcast.
+    /// On this ledger (2,000 chat messages of 100 devices each, a broadcast
+    /// of 20,000 devices whose tokens come after all of theirs, analyzed,
+    /// three day partitions as a running server keeps), PostgreSQL planning
+    /// the page's read freely expects a few rows of the broadcast past its
+    /// middle and sorts all 10,000 left; `retract_device_page` (migration
+    /// 0022) reads the page's 500.
+    @Test func aPageInTheMiddleOfABroadcastReadsThePageAlone() async throws {
+        try await TestDatabase.withStore { store, _ in
+            let app = try await Fixture.registerApp(store)
+            let today = "(now() AT TIME ZONE 'UTC')::date"
+            for statement in [
+                "SELECT retract_ensure_delivery_partition(\(today) + d) FROM generate_series(-1, 1) d",
+                """
+                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
+                SELECT \(app.id), 'm' || r, decode(lpad(to_hex(1 + (r * 100 + k) % 20000), 64, '0'), 'hex'), \(today), now(), 'apns'
+                FROM generate_series(1, 2000) r, generate_series(1, 100) k
+                """,
+                """
+                INSERT INTO deliveries (app_id, reference, token, sent_on, sent_at, transport)
+                SELECT \(app.id), 'broadcast', decode(lpad(to_hex(d), 64, '0'), 'hex'), \(today), now(), 'apns'
+                FROM generate_series(1000001, 1020000) d
+                """,
+                "ANALYZE deliveries",
+            ] {
+                try await TestDatabase.execute(statement, on: store)
+            }
+            let middle = Fixture.token(1_010_000)
+
+            // The index entries a read took from deliveries' partitions: this
+            // connection's count after it, less before it, in one transaction
+            // (the count is flushed, and starts again, only between transactions).
+            func entriesRead(_ query: PostgresQuery) async throws -> Int {
+                try await store.client.withTransaction(logger: TestDatabase.logger) { connection in
+                    func taken() async throws -> Int {
+                        let count = try await connection.query(
+                            """
+                            SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(oid)), 0)::int8 FROM pg_class
+                            WHERE relkind = 'i' AND relname LIKE 'deliveries_%'
+                            """, logger: TestDatabase.logger
+                        ).decode(Int.self)
+                        for try await taken in count { return taken }
+                        return 0
+                    }
+                    let before = try await taken()
+                    _ = try await connection.query(query, logger: TestDatabase.logger).collect()
+                    return try await taken() - before
+                }
+            }
+            let lower = ByteBuffer(bytes: middle.bytes)
+            let upper = ByteBuffer(bytes: [UInt8](repeating: 0xFF, count: 33))
+            let freely: PostgresQuery = """
+                SELECT d.token FROM unnest(\(["broadcast"])::text[]) AS r (ref)
+                CROSS JOIN LATERAL (
+                    SELECT x.token FROM deliveries x
+                    WHERE x.app_id = \(app.id) AND x.reference = r.ref AND x.token > \(lower) AND x.token <= \(upper)
+                    ORDER BY x.token
+                    LIMIT 500
+                ) d
+                """
+            #expect(try await entriesRead(freely) >= 10_000, "the ledger no longer leads PostgreSQL astray: the test shows nothing")
+            let page = store.devicePageQuery(appID: app.id, references: ["broadcast"], after: middle, limit: 500)
+            let pageRead = try await entriesRead(page)
+            #expect(pageRead <= 501, "the page took \(pageRead) index entries")
+
+            let read = try await store.devicePage(appID: app.id, references: ["broadcast"], after: middle, limit: 500)
+            #expect(read.devices.map(\.token) == (1_010_001...1_010_500).map(Fixture.token))
+        }
+    }
+
     @Test func aDeviceOfSeveralReferencesComesOnceWithAllOfThem() async throws {
         try await TestDatabase.withStore { store, _ in
             let app = try await Fixture.registerApp(store)

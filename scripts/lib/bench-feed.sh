@@ -5,10 +5,10 @@
 # default 20) over a ledger of 1,000,000 deliveries: 1,000 references
 # ref-1 … ref-1000, each sent to 1,000 of 20,000 devices (written with SQL,
 # then ANALYZEd), 200 of them (every fifth) retracted through the API and
-# sent to the end. S devices (default 2,000) then read their feed, and again
-# from the cursor it gave; each keeps that cursor and the second answer's
-# ETag (nothing new), as a phone does. Each run then measures, with wrk on C
-# connections for D seconds each:
+# sent to the end. S devices (default 2,000) then read their feed (every
+# page), and again from the cursor it gave; each keeps that cursor and the
+# second answer's ETag (nothing new), as a phone does. Each run then
+# measures, with wrk on C connections for D seconds each:
 #   floor  GET /healthz, the server's HTTP floor (no database, no key);
 #   full   the feed of a random device (limit=100, about 10 retractions each);
 #   since  ?since=<its cursor>: nothing new, asked without a validator;
@@ -220,13 +220,18 @@ random.seed(seed)
 listed = 0
 for device in random.sample(range(1, devices + 1), sample):
     token = f"{device:064x}"
-    connection.request("GET", f"/v1/devices/{token}/retractions?limit=100", headers={"Authorization": f"Bearer {key}"})
-    answer = connection.getresponse()
-    body = answer.read()
-    if answer.status != 200:
-        sys.exit(f"bench feed: the feed of {token} answered {answer.status}: {body[:300]!r}")
-    page = json.loads(body)
-    listed += len(page["retractions"])
+    # Every page, as the app reads them: runs after the first retract more,
+    # and a device may have more than one page.
+    page = {"hasMore": True}
+    while page["hasMore"]:
+        since = f"&since={page['cursor']}" if "cursor" in page else ""
+        connection.request("GET", f"/v1/devices/{token}/retractions?limit=100{since}", headers={"Authorization": f"Bearer {key}"})
+        answer = connection.getresponse()
+        body = answer.read()
+        if answer.status != 200:
+            sys.exit(f"bench feed: the feed of {token} answered {answer.status}: {body[:300]!r}")
+        page = json.loads(body)
+        listed += len(page["retractions"])
     connection.request(
         "GET", f"/v1/devices/{token}/retractions?limit=100&since={page['cursor']}", headers={"Authorization": f"Bearer {key}"})
     answer = connection.getresponse()
@@ -282,11 +287,13 @@ PY
 
 # CPU seconds so far of the server, the simulator (the first process
 # local-api.sh started) and PostgreSQL, and the machine's busy and total
-# seconds (all cores, from /proc/stat).
+# seconds (all cores, from /proc/stat); PostgreSQL's is - on DATABASE_URL's
+# server, whose processes are not read.
 cpu_now() {
-    local sim
+    local sim pg
     sim=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/${local_api_pids[0]}/stat")
-    echo "$(server_cpu) $sim $(pg_cpu) $(awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
+    pg=$(pg_cpu)
+    echo "$(server_cpu) $sim ${pg:--} $(awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
         printf "%.2f %.2f", ($2 + $3 + $4 + $7 + $8) / hz, ($2 + $3 + $4 + $5 + $6 + $7 + $8) / hz }' /proc/stat)"
 }
 
@@ -296,9 +303,9 @@ cpu_now() {
 cpu_spent() {
     python3 - "$1" "$2" "$3" <<'PY'
 import sys
-before, after, devices = [float(x) for x in sys.argv[1].split()], [float(x) for x in sys.argv[2].split()], int(sys.argv[3])
-d = [b - a for a, b in zip(before, after)]
-per = lambda x: f"{x * 1e6 / devices:.0f}"
+before, after, devices = sys.argv[1].split(), sys.argv[2].split(), int(sys.argv[3])
+d = [float(b) - float(a) if a != "-" and b != "-" else None for a, b in zip(before, after)]
+per = lambda x: "-" if x is None else f"{x * 1e6 / devices:.0f}"
 print(f"CPU ms per 1,000 devices: server {per(d[0])}, simulator {per(d[1])}, PostgreSQL {per(d[2])}; machine busy {d[3] / d[4]:.0%}")
 PY
 }

@@ -1,0 +1,26 @@
+-- A page of a retraction's devices (docs/ledger.md, "Reading the devices of
+-- a retraction"): for each reference, its deliveries after `lower` and up to
+-- `upper` in token order, at most `page` each, with the time the token was
+-- found dead. Planned without sorts and bitmap scans, so that each day
+-- partition's primary key is read in token order and each scan stops after
+-- the page's rows. Planned freely, PostgreSQL sorted instead whenever it
+-- expected fewer rows past the cursor than the page holds, which it does for
+-- a broadcast (each reference, a value of the lateral join, is estimated as
+-- the table's average reference, a chat message's devices), and each page
+-- then read the rest of the reference.
+CREATE FUNCTION retract_device_page(app bigint, refs text[], lower bytea, upper bytea, page integer)
+RETURNS TABLE (reference text, token bytea, is_fcm boolean, sent_at timestamptz, dead_since timestamptz, collapse_id text)
+LANGUAGE sql STABLE
+SET enable_sort = off
+SET enable_bitmapscan = off
+AS $$
+    SELECT d.reference, d.token, d.transport = 'fcm', d.sent_at,
+           (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = app AND dt.token = d.token), d.collapse_id
+    FROM unnest(refs) AS r (ref)
+    CROSS JOIN LATERAL (
+        SELECT x.reference, x.token, x.transport, x.sent_at, x.collapse_id FROM deliveries x
+        WHERE x.app_id = app AND x.reference = r.ref AND x.token > lower AND x.token <= upper
+        ORDER BY x.token
+        LIMIT page
+    ) d
+$$;
