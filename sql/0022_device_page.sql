@@ -8,19 +8,22 @@
 -- a broadcast (each reference, a value of the lateral join, is estimated as
 -- the table's average reference, a chat message's devices), and each page
 -- then read the rest of the reference.
-CREATE FUNCTION retract_device_page(app bigint, refs text[], lower bytea, upper bytea, page integer)
+CREATE FUNCTION retract_device_page(app bigint, refs text[], lower bytea, upper bytea, page bigint)
 RETURNS TABLE (reference text, token bytea, is_fcm boolean, sent_at timestamptz, dead_since timestamptz, collapse_id text)
-LANGUAGE sql STABLE
+LANGUAGE sql STABLE STRICT
 SET enable_sort = off
 SET enable_bitmapscan = off
 AS $$
+    -- Parameters named with the function's name: a column of the same name would take precedence over a bare one.
     SELECT d.reference, d.token, d.transport = 'fcm', d.sent_at,
-           (SELECT dt.recorded_at FROM dead_tokens dt WHERE dt.app_id = app AND dt.token = d.token), d.collapse_id
-    FROM unnest(refs) AS r (ref)
+           (SELECT dt.recorded_at FROM dead_tokens dt
+            WHERE dt.app_id = retract_device_page.app AND dt.token = d.token), d.collapse_id
+    FROM unnest(retract_device_page.refs) AS r (ref)
     CROSS JOIN LATERAL (
         SELECT x.reference, x.token, x.transport, x.sent_at, x.collapse_id FROM deliveries x
-        WHERE x.app_id = app AND x.reference = r.ref AND x.token > lower AND x.token <= upper
+        WHERE x.app_id = retract_device_page.app AND x.reference = r.ref
+          AND x.token > retract_device_page.lower AND x.token <= retract_device_page.upper
         ORDER BY x.token
-        LIMIT page
+        LIMIT retract_device_page.page
     ) d
 $$;

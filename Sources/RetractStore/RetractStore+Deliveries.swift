@@ -222,7 +222,7 @@ extension RetractStore {
         let upper = ByteBuffer(bytes: through?.bytes ?? Self.pastEveryToken)
         return """
             SELECT reference, token, is_fcm, sent_at, dead_since, collapse_id
-            FROM retract_device_page(\(appID), \(refs)::text[], \(lower), \(upper), \(limit)::integer)
+            FROM retract_device_page(\(appID), \(refs)::text[], \(lower), \(upper), \(limit))
             """
     }
 
