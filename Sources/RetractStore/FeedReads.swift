@@ -7,9 +7,9 @@ import NIOConcurrencyHelpers
 /// statement: a connection leased, a snapshot taken, a plan run, an answer
 /// limit watched, PostgreSQL's and PostgresNIO's per-statement work done.
 /// Here at most `concurrency` statements run at a time (half the feed
-/// pool's connections, at least one: ``RetractStore``); a read that comes while they all run waits, and the next
-/// statement reads every page waiting, up to `maximumBatch`, in one
-/// snapshot. Nothing waits for company: a read that finds a statement free
+/// pool's connections, at least one: ``RetractStore``); a read that comes
+/// while they all run waits, and the next statement reads every page
+/// waiting, up to `maximumBatch`, in one snapshot. Nothing waits for company: a read that finds a statement free
 /// runs at once, alone, so a quiet server reads as it did; the busier it
 /// is, the more each statement carries.
 ///
