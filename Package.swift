@@ -3,11 +3,13 @@ import PackageDescription
 
 let package = Package(
     name: "Retract",
-    // iOS 13, tvOS 13 and watchOS 6 are RetractKit's floors: iOS apps import it.
+    // iOS 13 and watchOS 6 are RetractKit's floors: iOS apps import it. No
+    // tvOS: it shows no notifications to take back (UserNotifications there
+    // has no delivered list, no text and no userInfo).
     // macOS 14 is the server's: Hummingbird marks its API macOS 14 (its
     // "hummingbird 2.0" availability), swift-prometheus declares macOS 13, and
     // SwiftPM checks a package's one macOS floor against every dependency's.
-    platforms: [.iOS(.v13), .macOS(.v14), .tvOS(.v13), .watchOS(.v6)],
+    platforms: [.iOS(.v13), .macOS(.v14), .watchOS(.v6)],
     products: [
         .library(name: "RetractKit", targets: ["RetractKit"]),
         .library(name: "RetractAPNs", targets: ["RetractAPNs"]),

@@ -7,7 +7,8 @@ import SimulatorSupport
 ///
 /// - an alert lands in Notification Center, identified by `apns-collapse-id`
 ///   (else the apns-id), so one with the same collapse id takes the place of
-///   the one before, as iOS does;
+///   the one before, as iOS does; it lights the screen (``Screen/woken``)
+///   unless it is passive (`interruption-level`) on iOS 15 or later;
 /// - an alert with `mutable-content: 1` first goes through the app's
 ///   Notification Service Extension, when it has one, which runs even for a
 ///   force-quit app: RetractKit's ``RetractionServiceExtension``;
@@ -57,19 +58,23 @@ public enum APNsSimulatedDevice {
         /// When the phone was offline, oldest first: APNs keeps only the
         /// latest push sent in each period and delivers it at the period's end.
         public var offline: [OfflinePeriod]
+        /// The iOS it runs: passive alerts light no screen from iOS 15, and
+        /// the filtering entitlement hides alerts from iOS 13.3.
+        public var iOSVersion: IOSVersion
 
         public init(
             appState: AppState = .background, serviceExtension: ServiceExtension = .none, backgroundBudget: Int? = nil,
-            burstWindow: TimeInterval? = nil, offline: [OfflinePeriod] = []
+            burstWindow: TimeInterval? = nil, offline: [OfflinePeriod] = [], iOSVersion: IOSVersion = .current
         ) {
             self.appState = appState
             self.serviceExtension = serviceExtension
             self.backgroundBudget = backgroundBudget
             self.burstWindow = burstWindow
             self.offline = offline
+            self.iOSVersion = iOSVersion
         }
 
-        // Written by hand so that JSON from before `offline` existed still decodes.
+        // Written by hand so that JSON from before `offline` and `iOSVersion` existed still decodes.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             appState = try container.decodeIfPresent(AppState.self, forKey: .appState) ?? .background
@@ -77,7 +82,12 @@ public enum APNsSimulatedDevice {
             backgroundBudget = try container.decodeIfPresent(Int.self, forKey: .backgroundBudget)
             burstWindow = try container.decodeIfPresent(TimeInterval.self, forKey: .burstWindow)
             offline = try container.decodeIfPresent([OfflinePeriod].self, forKey: .offline) ?? []
+            iOSVersion = try container.decodeIfPresent(IOSVersion.self, forKey: .iOSVersion) ?? .current
         }
+
+        /// Whether the app's extension can hide an alert: it has the
+        /// filtering entitlement, and the phone's iOS knows it.
+        public var canFilter: Bool { serviceExtension == .filtering && iOSVersion >= .filtering }
     }
 
     /// A time the phone could not be reached: from `start` until `end`, or
@@ -121,6 +131,16 @@ public enum APNsSimulatedDevice {
         public var storedAndReplaced: Int
         /// Pushes APNs still holds for the phone, which is offline: 0 or 1.
         public var stored: Int
+        /// The apns-id of each alert that lit the screen (and sounded, when
+        /// it had a sound), in the order they came: every alert shown but
+        /// a passive one on iOS 15 or later. Background pushes, alerts an
+        /// extension hid and edits made in place light nothing.
+        public var woken: [UUID]
+
+        /// Whether one of `pushes` lit the screen.
+        public func wasWoken(byAnyOf pushes: some Sequence<UUID>) -> Bool {
+            !Set(woken).isDisjoint(with: pushes)
+        }
     }
 
     /// What `phone`, having received `pushes` in this order, shows.
@@ -142,6 +162,7 @@ public enum APNsSimulatedDevice {
         private(set) var outcomes: [RetractionOutcome] = []
         private(set) var edits: [EditReport] = []
         private(set) var dropped = 0
+        private(set) var woken: [UUID] = []
         /// When each background push handed to the app arrived, for its budget.
         private var handed: [Date] = []
 
@@ -178,16 +199,20 @@ public enum APNsSimulatedDevice {
             }
             let identifier = push.collapseID ?? push.apnsID.uuidString
             var (title, text) = APNsSimulatedDevice.alert(of: userInfo)
+            var passive = APNsSimulatedDevice.isPassive(userInfo)
             if phone.serviceExtension != .none, APNsSimulatedDevice.isMutable(userInfo) {
                 let report = await serviceExtension.handle(identifier: identifier, userInfo: userInfo)
                 if let edit = report.retraction.edit { edits.append(edit) }
                 switch report.decision {
-                case .suppress: return
-                case .passThrough: break
-                case .replaceBody(let body): (title, text) = (nil, body)
-                case .showEdit(let newTitle, let body): (title, text) = (newTitle ?? title, body)
+                // Empty content hides the alert only where the entitlement exists; elsewhere iOS shows it as it came.
+                case .suppress where phone.canFilter: return
+                case .suppress, .passThrough: break
+                // RetractKit's extension makes what it shows in a message's place silent and passive.
+                case .replaceBody(let body): (title, text, passive) = (nil, body, true)
+                case .showEdit(let newTitle, let body): (title, text, passive) = (newTitle ?? title, body, true)
                 }
             }
+            if !passive || phone.iOSVersion < .interruptionLevels { woken.append(push.apnsID) }
             center.deliver(DeliveredNotification(identifier: identifier, userInfo: userInfo, title: title, body: text))
         }
 
@@ -200,12 +225,17 @@ public enum APNsSimulatedDevice {
                 titles: Dictionary(showing.compactMap { shown in shown.title.map { (shown.identifier, $0) } }) { _, last in last },
                 outcomes: outcomes, edits: edits, dropped: dropped, coalesced: arrivals.coalesced,
                 storedAndReplaced: arrivals.storedAndReplaced,
-                stored: arrivals.stored)
+                stored: arrivals.stored, woken: woken)
         }
     }
 
     fileprivate static func isMutable(_ userInfo: [AnyHashable: Any]) -> Bool {
         ((userInfo["aps"] as? [String: Any])?["mutable-content"] as? NSNumber)?.intValue == 1
+    }
+
+    /// Whether an alert asks to be passive: listed, without lighting the screen or a sound (iOS 15).
+    fileprivate static func isPassive(_ userInfo: [AnyHashable: Any]) -> Bool {
+        (userInfo["aps"] as? [String: Any])?["interruption-level"] as? String == "passive"
     }
 
     /// An alert's title, if it has one, and body: `aps.alert` as a string,

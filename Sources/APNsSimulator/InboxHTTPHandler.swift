@@ -135,6 +135,8 @@ struct ScreenView: Encodable {
     var coalesced: Int
     var storedAndReplaced: Int
     var stored: Int
+    /// The apns-ids of the alerts that lit the screen, lowercase, in the order they came.
+    var woken: [String]
 
     init(token: String, phone: APNsSimulatedDevice.Phone, _ screen: APNsSimulatedDevice.Screen) {
         self.token = token.lowercased()
@@ -149,6 +151,7 @@ struct ScreenView: Encodable {
         coalesced = screen.coalesced
         storedAndReplaced = screen.storedAndReplaced
         stored = screen.stored
+        woken = screen.woken.map { $0.uuidString.lowercased() }
     }
 
     var json: ByteBuffer {

@@ -14,6 +14,32 @@ public enum AndroidReplay {
         /// What it shows: its title, if any, and its text (an edit's, once edited).
         public var title: String?
         public var text: String?
+        /// For a conversation notification (`MessagingStyle`), the messages
+        /// it holds, oldest first; nil for a notification of one message.
+        public var messages: [Message]?
+
+        /// One message of a conversation notification.
+        public struct Message: Sendable, Hashable {
+            public var reference: String
+            public var text: String
+        }
+    }
+
+    /// How the phone's app shows the originals Retract sends it to show.
+    public enum Style: String, Sendable, Hashable {
+        /// One notification per message, under its tag.
+        case message
+        /// One notification per conversation, holding its last messages
+        /// (RetractKit for Android's `Conversations`): an original with a
+        /// conversation (`thread`) goes into its conversation's notification.
+        case conversation
+    }
+
+    /// What one phone shows, and how many times it alerted (sound,
+    /// vibration, heads-up) on the way: every post but a silent re-post.
+    public struct Screen: Sendable, Hashable {
+        public var showing: [Shown]
+        public var alerts: Int
     }
 
     /// Why the screens could not be worked out, in a sentence.
@@ -46,6 +72,15 @@ public enum AndroidReplay {
     public static func screens(
         of phones: [(device: String, events: [AndroidPhone.Event])], classes: URL, feed: Feed? = nil, java: String = "java"
     ) throws -> [String: [Shown]] {
+        try phoneScreens(of: phones, classes: classes, feed: feed, java: java).mapValues(\.showing)
+    }
+
+    /// The screens of `phones`, whose app shows originals in `style`, with
+    /// how many times each alerted; as ``screens(of:classes:feed:java:)``.
+    public static func phoneScreens(
+        of phones: [(device: String, events: [AndroidPhone.Event])], style: Style = .message, classes: URL, feed: Feed? = nil,
+        java: String = "java"
+    ) throws -> [String: Screen] {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("retract-android-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -67,7 +102,7 @@ public enum AndroidReplay {
                     return ["start": start]
                 }
             }
-            lines.append(try JSONSerialization.data(withJSONObject: ["device": phone.device, "events": events]))
+            lines.append(try JSONSerialization.data(withJSONObject: ["device": phone.device, "style": style.rawValue, "events": events]))
             lines.append(UInt8(ascii: "\n"))
         }
         try lines.write(to: input)
@@ -96,7 +131,7 @@ public enum AndroidReplay {
             let message = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
             throw Failure(description: "RetractKit for Android's replay exited \(process.terminationStatus): \(message)")
         }
-        var screens: [String: [Shown]] = [:]
+        var screens: [String: Screen] = [:]
         for line in printed.split(separator: UInt8(ascii: "\n")) {
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
                 let device = object["device"] as? String, let showing = object["showing"] as? [[String: Any]]
@@ -108,11 +143,15 @@ public enum AndroidReplay {
             if let problem = object["feedError"] as? String {
                 throw Failure(description: "RetractKit for Android could not read the device feed for \(device): \(problem)")
             }
-            screens[device] = showing.map {
+            let shown = showing.map {
                 Shown(
                     name: $0["name"] as? String ?? "", references: $0["references"] as? [String] ?? [], title: $0["title"] as? String,
-                    text: $0["text"] as? String)
+                    text: $0["text"] as? String,
+                    messages: ($0["messages"] as? [[String: Any]])?.map {
+                        Shown.Message(reference: $0["reference"] as? String ?? "", text: $0["text"] as? String ?? "")
+                    })
             }
+            screens[device] = Screen(showing: shown, alerts: object["alerts"] as? Int ?? 0)
         }
         guard screens.count == Set(phones.map(\.device)).count else {
             throw Failure(description: "RetractKit for Android's replay answered for \(screens.count) of \(phones.count) phones")

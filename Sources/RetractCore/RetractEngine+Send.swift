@@ -6,8 +6,9 @@ import RetractStore
 
 /// What `apns-collapse-id` an original gets.
 package enum CollapseIDChoice: Sendable, Hashable {
-    /// The reference: on the device, the notification's identifier is then the
-    /// reference, and a retraction finds it even without custom data.
+    /// The reference (of an account, its ``AccountScope`` identifier): on the
+    /// device, the notification's identifier is then the reference, and a
+    /// retraction finds it even without custom data.
     case reference
     case custom(String)
     case none
@@ -102,6 +103,10 @@ extension RetractEngine {
     /// - Parameter resuming: what an earlier call with the same arguments
     ///   sent before it stopped on an error: those devices are not sent to
     ///   again, and the report adds up both calls.
+    /// - Parameter account: the account it is of: its custom data names it,
+    ///   its default collapse id and Android tag are the reference's
+    ///   ``AccountScope`` identifier, its `aps.thread-id` the thread's, and
+    ///   the ledger keeps it within the account (``LedgerScope``).
     /// - Throws: ``RetractError``; once anything was sent, it carries the
     ///   ``RetractError/partialSend`` to resume from.
     package func send(
@@ -113,13 +118,16 @@ extension RetractEngine {
         labels: DeliveryLabels = DeliveryLabels(),
         via service: PushService = .apns,
         androidDisplay: AndroidDisplay = .firebase,
+        account: String? = nil,
         resuming: SendProgress? = nil
     ) async throws(RetractError) -> SendReport {
         guard !tokens.isEmpty else { throw RetractError(.invalidInput, "tokens: at least one device token", field: "tokens") }
+        try Self.check(account: account)
         if let (field, problem) = labels.problem { throw RetractError(.invalidInput, "\(field): \(problem)", field: field) }
         let built: Data
         do {
-            built = try PayloadBuilder(dialect: app.dialect).originalPayload(payload, reference: reference, thread: labels.thread)
+            built = try PayloadBuilder(dialect: app.dialect, account: account).originalPayload(
+                payload, reference: reference, thread: labels.thread)
         } catch {
             throw RetractError(.invalidInput, "payload: \(error)", field: "payload")
         }
@@ -127,7 +135,7 @@ extension RetractEngine {
         let body = ByteBuffer(bytes: built)
         let collapse: String?
         switch collapseID {
-        case .reference: collapse = reference.rawValue
+        case .reference: collapse = AccountScope.identifier(of: reference, account: account)
         case .custom(let id): collapse = id
         case .none: collapse = nil
         }
@@ -139,7 +147,7 @@ extension RetractEngine {
         }
         let transport = try sender.transport(for: app, via: service)
         // Firebase shows it under its collapse id, else its reference: the tag RetractKit for Android looks for.
-        let androidTag = androidDisplay == .firebase ? collapse ?? reference.rawValue : nil
+        let androidTag = androidDisplay == .firebase ? collapse ?? AccountScope.identifier(of: reference, account: account) : nil
         let kind = OutgoingPush.Kind.original(visible: visible, collapseID: collapse, androidTag: androidTag)
         // What the service would refuse is refused before anything is recorded.
         if let problem = transport.problem(with: body, kind: kind) {
@@ -167,7 +175,7 @@ extension RetractEngine {
                     [
                         recording(
                             app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service,
-                            collapseID: visible ? collapse : nil, labels: labels)
+                            collapseID: visible ? collapse : nil, labels: labels, account: account)
                     ],
                     ifRetracted: .refuse)
             } catch {
@@ -206,8 +214,8 @@ extension RetractEngine {
             let sent = zip(batch, outcomes).compactMap { token, outcome -> Delivery? in
                 guard case .accepted = outcome else { return nil }
                 return Delivery(
-                    appID: app.id, reference: reference, token: token, sentAt: sentAt, transport: service,
-                    collapseID: visible ? collapse : nil, labels: labels)
+                    appID: app.id, reference: LedgerScope.reference(reference, account: account), token: token, sentAt: sentAt,
+                    transport: service, collapseID: visible ? collapse : nil, labels: LedgerScope.labels(labels, account: account))
             }
             do {
                 _ = try await store.retractSentWhileRetracted(sent)

@@ -119,11 +119,15 @@ package final class RetractEngine: Sendable {
     /// app could not retract is refused now, not when a retraction fails on
     /// it) and that `sentAt` is within what the ledger keeps.
     ///
-    /// - Throws: ``RetractError`` naming the field at fault: `transport`, `sentAt`.
+    /// With an `account`, the reference and labels are that account's
+    /// (``LedgerScope``): a retraction of the account finds them, another's never does.
+    ///
+    /// - Throws: ``RetractError`` naming the field at fault: `transport`, `sentAt`, `account`.
     package func recording(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date, via service: PushService, collapseID: String? = nil,
-        labels: DeliveryLabels = DeliveryLabels(), now: Date = Date()
+        labels: DeliveryLabels = DeliveryLabels(), account: String? = nil, now: Date = Date()
     ) throws(RetractError) -> Recording {
+        try Self.check(account: account)
         if let problem = app.problem(reaching: service) { throw RetractError(.credentials, problem, field: "transport") }
         if let collapseID, let problem = Delivery.problem(withCollapseID: collapseID) {
             throw RetractError(.invalidInput, "collapseId: \(problem)", field: "collapseId")
@@ -136,12 +140,20 @@ package final class RetractEngine: Sendable {
         if sentAt > now.addingTimeInterval(Retention.furthestAhead) {
             throw RetractError(.invalidInput, "sentAt: more than a day in the future", field: "sentAt")
         }
+        let (reference, labels) = (LedgerScope.reference(reference, account: account), LedgerScope.labels(labels, account: account))
         return Recording(
             deliveries: tokens.map {
                 Delivery(
                     appID: app.id, reference: reference, token: $0, sentAt: sentAt, transport: service, collapseID: collapseID,
                     labels: labels)
             })
+    }
+
+    /// Refuses an account that cannot be one (``AccountName``), naming the field `account`.
+    package static func check(account: String?) throws(RetractError) {
+        if let account, let problem = AccountName.problem(with: account) {
+            throw RetractError(.invalidInput, "account: \(problem)", field: "account")
+        }
     }
 
     /// Writes recordings in one transaction: all or none.
@@ -166,10 +178,11 @@ package final class RetractEngine: Sendable {
     /// - Returns: how many deliveries were new.
     package func record(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns,
-        collapseID: String? = nil, labels: DeliveryLabels = DeliveryLabels()
+        collapseID: String? = nil, labels: DeliveryLabels = DeliveryLabels(), account: String? = nil
     ) async throws(RetractError) -> Int {
         try await recordReporting(
-            app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels
+            app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels,
+            account: account
         ).new
     }
 
@@ -177,7 +190,7 @@ package final class RetractEngine: Sendable {
     /// retractions it made of late deliveries.
     package func recordReporting(
         app: App, reference: ReferenceID, tokens: [DeviceToken], sentAt: Date = Date(), via service: PushService = .apns,
-        collapseID: String? = nil, labels: DeliveryLabels = DeliveryLabels()
+        collapseID: String? = nil, labels: DeliveryLabels = DeliveryLabels(), account: String? = nil
     ) async throws(RetractError) -> RetractStore.Recorded {
         var recorded = RetractStore.Recorded()
         // A failure part-way leaves the earlier batches recorded; recording them again changes nothing.
@@ -185,7 +198,8 @@ package final class RetractEngine: Sendable {
             let batch = Array(tokens[start..<min(start + Self.recordStatement, tokens.count)])
             let made = try await recordReporting([
                 recording(
-                    app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels)
+                    app: app, reference: reference, tokens: batch, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels,
+                    account: account)
             ])
             recorded.new += made.new
             recorded.lateRetractions += made.lateRetractions
@@ -199,7 +213,9 @@ package final class RetractEngine: Sendable {
     // MARK: - Retractions
 
     /// Makes a retraction of `target` for `app`: references, or every
-    /// delivery a selector takes; workers send its pushes.
+    /// delivery a selector takes; workers send its pushes. With an
+    /// `account`, the target is that account's (``LedgerScope``): its pushes
+    /// name it, and phones remove only its notifications.
     ///
     /// - Parameter requireRecorded: when true, references of which no
     ///   delivery was ever recorded are ``RetractError/Code/unknownReference``
@@ -218,20 +234,23 @@ package final class RetractEngine: Sendable {
         badge: Int? = nil,
         text: String? = nil,
         requestedKeyID: UUID? = nil,
-        edit: NotificationEdit? = nil
+        edit: NotificationEdit? = nil,
+        account: String? = nil
     ) async throws(RetractError) -> (retraction: Retraction, unknownReferences: [ReferenceID]) {
+        try Self.check(account: account)
+        if let edit { try Self.check(edit, target: target, text: text, account: account) }
+        let target = LedgerScope.target(target, account: account)
         let mode = mode ?? app.retractionMode
         let request = RetractionRequest(
             appID: app.id, target: target, requestedBy: requestedBy, reason: reason, dryRun: dryRun, idempotencyKey: idempotencyKey,
             mode: mode, badge: badge, text: text, requestedKeyID: requestedKeyID, edit: edit)
-        if let edit { try Self.check(edit, target: target, text: text) }
         try await check(mode: mode, badge: badge, text: text, app: app, target: target)
         var unknown: [ReferenceID] = []
         if requireRecorded, case .references(let references) = target {
             let recorded = try await RetractError.store { () async throws(StoreError) in
                 try await store.recordedReferences(appID: app.id, among: references)
             }
-            unknown = Array(Set(references).subtracting(recorded)).sorted()
+            unknown = Array(Set(references).subtracting(recorded)).sorted().map { LedgerScope.split($0).reference }
             if recorded.isEmpty {
                 let names = unknown.map { "\"\($0)\"" }.joined(separator: ", ")
                 throw RetractError(.unknownReference, "app \(app.name) has no recorded delivery of \(names)")
@@ -250,14 +269,14 @@ package final class RetractEngine: Sendable {
     /// Refuses an edit that is not of one reference, or whose text cannot be
     /// sent (``RetractionMode/problem(withEdit:reference:)``). Its alerts
     /// show its own text: a retraction text has no place in one.
-    private static func check(_ edit: NotificationEdit, target: RetractionTarget, text: String?) throws(RetractError) {
+    private static func check(_ edit: NotificationEdit, target: RetractionTarget, text: String?, account: String?) throws(RetractError) {
         guard case .references(let references) = target, references.count == 1 else {
             throw RetractError(.invalidInput, "reference: an edit is of one reference", field: "reference")
         }
         if text != nil {
             throw RetractError(.invalidInput, "text: an edit's alerts show its own title and body", field: "text")
         }
-        if let problem = RetractionMode.problem(withEdit: edit, reference: references[0]) {
+        if let problem = RetractionMode.problem(withEdit: edit, reference: references[0], account: account) {
             throw RetractError(.invalidInput, problem.description, field: problem.field)
         }
     }

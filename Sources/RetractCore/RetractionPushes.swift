@@ -7,6 +7,10 @@ import RetractStore
 /// (docs/payload.md, "Delivery modes").
 package struct RetractionPushes {
     package let mode: RetractionMode
+    /// The account it is of: every body names it, and carries its references
+    /// and threads as the app names them (the ledger's keys read back,
+    /// ``LedgerScope``).
+    package let account: String?
     private var bodies: BodyCache
     /// Whether a device's recent earlier retractions ride along in its pushes:
     /// the canonical dialect, in `background` and `service-extension` modes.
@@ -72,6 +76,9 @@ package struct RetractionPushes {
     /// - Parameters:
     ///   - text: what the alert of `service-extension` and `replace` shows.
     ///   - badge: the app icon's badge the alerts set.
+    ///   - interruption: how the alerts interrupt on iOS 15 and later (the app's setting).
+    ///   - account: the account the retraction is of (``Retraction/account``);
+    ///     `thread` and `editThread` are the ledger's keys, within it.
     ///   - thread: the conversation a retraction of a whole thread takes
     ///     (``RetractionSelector/takesWholeThread(createdAt:)``). Its
     ///     background and service-extension pushes then carry the thread
@@ -82,23 +89,28 @@ package struct RetractionPushes {
     ///     removal (``PayloadBuilder/editBody(for:edit:limit:aps:)``), and the
     ///     alert modes show, under `editThread`. Nothing rides along with it.
     package init(
-        mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?, thread: String? = nil, edit: NotificationEdit? = nil,
-        editThread: String? = nil
+        mode: RetractionMode, dialect: PayloadDialect, text: String, badge: Int?, interruption: RetractionAPS.Interruption = .passive,
+        account: String? = nil, thread: String? = nil, edit: NotificationEdit? = nil, editThread: String? = nil
     ) {
         self.mode = mode
+        self.account = account
         self.edit = edit
-        self.thread = dialect == .canonical && mode != .replace && edit == nil ? thread : nil
+        self.thread = dialect == .canonical && mode != .replace && edit == nil ? thread.map(LedgerScope.value) : nil
+        // iOS groups by `thread-id`: an account's conversation is grouped under its own.
+        let editThread = editThread.map { AccountScope.identifier(of: LedgerScope.value($0), account: account) }
         carriesHistory = edit == nil && Self.carriesHistory(mode: mode, dialect: dialect)
         let aps: RetractionAPS =
             switch (mode, edit) {
             case (.background, _): .background
-            case (.serviceExtension, nil): .alert(text, mutableContent: true, badge: badge)
-            case (.replace, nil): .alert(text, badge: badge)
+            case (.serviceExtension, nil): .alert(text, mutableContent: true, badge: badge, interruption: interruption)
+            case (.replace, nil): .alert(text, badge: badge, interruption: interruption)
             case (.serviceExtension, let edit?):
-                .alert(title: edit.title, body: edit.body, mutableContent: true, badge: badge, thread: editThread)
-            case (.replace, let edit?): .alert(title: edit.title, body: edit.body, badge: badge, thread: editThread)
+                .alert(
+                    title: edit.title, body: edit.body, mutableContent: true, badge: badge, thread: editThread, interruption: interruption)
+            case (.replace, let edit?):
+                .alert(title: edit.title, body: edit.body, badge: badge, thread: editThread, interruption: interruption)
             }
-        bodies = BodyCache(builder: PayloadBuilder(dialect: dialect), aps: aps)
+        bodies = BodyCache(builder: PayloadBuilder(dialect: dialect, account: account), aps: aps)
     }
 
     /// The pushes for one device, each body at most `limit` bytes, and the
@@ -112,7 +124,8 @@ package struct RetractionPushes {
     /// not all fit, is told the rest is in the device feed
     /// (``PayloadDialect/moreInFeedKey``): a phone that keeps only the last
     /// push can read it there.
-    package mutating func pushes(for device: DeviceReferences, limit: Int) throws -> DevicePushes {
+    package mutating func pushes(for ledgerDevice: DeviceReferences, limit: Int) throws -> DevicePushes {
+        let (device, otherAccounts) = asTheAppNamesIt(ledgerDevice)
         func push(_ body: ByteBuffer, collapseID: String?) -> OutgoingPush {
             OutgoingPush(token: device.token, body: body, kind: .retraction(mode, collapseID: collapseID))
         }
@@ -125,22 +138,23 @@ package struct RetractionPushes {
         }
         if let thread {
             let collapseID = mode == .serviceExtension ? carrierCollapseID(for: device.references, on: device) : nil
-            guard carriesHistory, !device.history.isEmpty else {
+            guard carriesHistory, !device.history.isEmpty || otherAccounts > 0 else {
                 return DevicePushes(pushes: [push(try threadBody(thread, limit: limit), collapseID: collapseID)])
             }
-            let (body, count) = try toppedUp([], threads: [thread], with: device.history, limit: limit, moreInFeed: false)
+            let (body, count) = try toppedUp([], threads: [thread], with: device.history, limit: limit, moreInFeed: otherAccounts > 0)
             return DevicePushes(
-                pushes: [push(body, collapseID: collapseID)], historyCarried: count, historyLeftOut: device.history.count - count)
+                pushes: [push(body, collapseID: collapseID)], historyCarried: count,
+                historyLeftOut: device.history.count - count + otherAccounts)
         }
         switch mode {
         case .background, .serviceExtension:
             var carried = try bodies.carrying(device.references, limit: limit, markingSplits: carriesHistory)
             var history = (carried: 0, leftOut: 0)
-            if carriesHistory, !device.history.isEmpty, let last = carried.popLast() {
+            if carriesHistory, !device.history.isEmpty || otherAccounts > 0, let last = carried.popLast() {
                 let (body, count) = try toppedUp(
-                    last.references, with: device.history, limit: limit, moreInFeed: !carried.isEmpty)
+                    last.references, with: device.history, limit: limit, moreInFeed: !carried.isEmpty || otherAccounts > 0)
                 carried.append((last.references, body))
-                history = (count, device.history.count - count)
+                history = (count, device.history.count - count + otherAccounts)
             }
             // Should the extension not run, iOS shows a service-extension carrier
             // as sent: with the collapse id of one of the originals it carries,
@@ -165,6 +179,44 @@ package struct RetractionPushes {
                 pushes += try bodies.bodies(for: references, limit: limit).map { push($0, collapseID: collapseID) }
             }
             return DevicePushes(pushes: pushes, unreached: unreached)
+        }
+    }
+
+    /// `device` as the app names what it holds: its references, collapse ids
+    /// and superseded references without the ledger's account scope, and its
+    /// history only what is of this retraction's account; with how many of
+    /// its history's items are another account's, which no body of this
+    /// account can carry (the device feed lists them, and the body says so).
+    private func asTheAppNamesIt(_ device: DeviceReferences) -> (DeviceReferences, otherAccounts: Int) {
+        guard
+            account != nil || device.references.contains(where: { LedgerScope.split($0).account != nil })
+                || device.history.contains(where: Self.isOfAnAccount)
+        else { return (device, 0) }
+        var plain = device
+        plain.references = device.references.map { LedgerScope.split($0).reference }
+        plain.collapseIDs = Dictionary(device.collapseIDs.map { (LedgerScope.split($0.key).reference, $0.value) }) { first, _ in first }
+        plain.superseded = Set(device.superseded.map { LedgerScope.split($0).reference })
+        var others = 0
+        plain.history = device.history.compactMap { item in
+            let (itemAccount, value): (String?, PayloadBuilder.Retracted) =
+                switch item {
+                case .reference(let reference):
+                    (LedgerScope.split(reference).account, .reference(LedgerScope.split(reference).reference))
+                case .thread(let thread): (LedgerScope.split(thread).account, .thread(LedgerScope.value(thread)))
+                }
+            guard itemAccount == account else {
+                others += 1
+                return nil
+            }
+            return value
+        }
+        return (plain, others)
+    }
+
+    private static func isOfAnAccount(_ item: PayloadBuilder.Retracted) -> Bool {
+        switch item {
+        case .reference(let reference): LedgerScope.split(reference).account != nil
+        case .thread(let thread): LedgerScope.split(thread).account != nil
         }
     }
 

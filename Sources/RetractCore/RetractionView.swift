@@ -1,11 +1,14 @@
 import Foundation
 import RetractKit
+import RetractModel
 
 /// A retraction as `GET /v1/retractions/{id}` and `retract status --json`
 /// show it: one view, one word for each count.
 package struct RetractionView: Encodable, Sendable {
     package var id: String
     package var app: String
+    /// The account it is of, when it names one: its references and label are that account's.
+    package var account: String?
     /// The references it retracts; empty for a retraction by selector.
     package var references: [String]
     /// For a retraction by selector: its label, one of these four...
@@ -76,13 +79,15 @@ package struct RetractionView: Encodable, Sendable {
         let retraction = status.retraction
         id = retraction.id.uuidString.lowercased()
         self.app = app
-        references = retraction.references.map(\.rawValue)
+        account = retraction.account
+        references = retraction.appReferences.map(\.rawValue)
         if let selector = retraction.selector {
+            let value = LedgerScope.value(selector.value)
             switch selector.kind {
-            case .thread: thread = selector.value
-            case .sender: sender = selector.value
-            case .recipient: recipient = selector.value
-            case .campaign: campaign = selector.value
+            case .thread: thread = value
+            case .sender: sender = value
+            case .recipient: recipient = value
+            case .campaign: campaign = value
             }
             sentAfter = selector.sentAfter
             sentBefore = selector.sentBefore

@@ -560,7 +560,8 @@ package final class RetractionWorker: Sendable {
         for (service, transport) in transports { transport.provision(inFlight: pacings[service]!.window.size) }
         var plan = RetractionPushes(
             mode: job.retraction.mode, dialect: job.app.dialect, text: job.retraction.text ?? job.app.retractionText,
-            badge: job.retraction.badge, thread: wholeThread(of: job), edit: job.retraction.edit, editThread: job.retraction.editThread)
+            badge: job.retraction.badge, interruption: job.app.carrierInterruption, account: job.retraction.account,
+            thread: wholeThread(of: job), edit: job.retraction.edit, editThread: job.retraction.editThread)
         let halted = NIOLockedValueBox(false)
         let sender = sender
         let (stopped, cancelled) = (stopped, cancelled)

@@ -14,6 +14,8 @@ struct CustomDataReader {
     private(set) var foundObject = false
     /// Every removal flag read, with its path, in reading order.
     private var flags: [(path: String, value: Bool)] = []
+    /// Where the account was read from.
+    private var accountPath: String?
     private var known = Set<ReferenceID>()
     private var knownThreads = Set<String>()
 
@@ -77,6 +79,18 @@ struct CustomDataReader {
             customData.edit == nil
         {
             customData.edit = edit
+        }
+        let accountPath = Self.path(path, PayloadDialect.accountKey)
+        if let value = try lookup(PayloadDialect.accountKey),
+            let account = diagnosing({ () throws(RetractPayloadError) in try NotificationCustomData.account(value, path: accountPath) })
+        {
+            if let first = self.accountPath, customData.account != account {
+                // The first account counts: a push is of one account.
+                diagnostics.append(.conflictingKeys(first, accountPath))
+            } else if self.accountPath == nil {
+                customData.account = account
+                self.accountPath = accountPath
+            }
         }
         for key in PayloadDialect.allCases.map(\.mustRemoveKey) {
             let flagPath = Self.path(path, key)

@@ -14,10 +14,13 @@ public struct DeliveredNotification: Hashable, Sendable {
     /// it brings none.
     public var title: String?
     public var body: String?
+    /// The account its custom data names (`pushNotificationAccount`); nil
+    /// when it names none, which is the app's only account.
+    public var account: String?
 
     public init(
         identifier: String, referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], threadIDs: [String] = [],
-        title: String? = nil, body: String? = nil
+        title: String? = nil, body: String? = nil, account: String? = nil
     ) {
         self.identifier = identifier
         self.referenceID = referenceID
@@ -25,6 +28,7 @@ public struct DeliveredNotification: Hashable, Sendable {
         self.threadIDs = threadIDs
         self.title = title
         self.body = body
+        self.account = account
     }
 
     /// Reads the references from the notification's `userInfo`, as a
@@ -41,7 +45,7 @@ public struct DeliveredNotification: Hashable, Sendable {
         let threads = [threadIdentifier ?? apsThread, customData?.threadID].compactMap { $0 }.filter { !$0.isEmpty }
         self.init(
             identifier: identifier, referenceID: customData?.referenceID, referenceIDs: customData?.referenceIDs ?? [],
-            threadIDs: Array(Set(threads)).sorted(), title: title, body: body)
+            threadIDs: Array(Set(threads)).sorted(), title: title, body: body, account: customData?.account)
     }
 
     /// A notification showing on an Android phone, as RetractKit for Android
@@ -66,17 +70,36 @@ public struct DeliveredNotification: Hashable, Sendable {
         return id == 0 ? tag : "\(tag)#\(id)"
     }
 
-    /// Whether an edit of `references` changes this notification: one of
-    /// its references is among them, or its identifier is. Never by its
-    /// thread: an edit is of one message, not of its conversation.
-    public func isEdited(by references: Set<ReferenceID>) -> Bool {
-        isRetracted(by: references)
+    /// Whether an edit of `references` of `account` changes this
+    /// notification: one of its references is among them, or its identifier
+    /// is, as for a retraction. Never by its thread: an edit is of one
+    /// message, not of its conversation.
+    public func isEdited(by references: Set<ReferenceID>, account: String? = nil) -> Bool {
+        isRetracted(by: references, account: account)
     }
 
-    /// Whether a retraction of `references` and `threads` removes this
-    /// notification: one of its references is among them, or its identifier
-    /// is, or one of its threads is.
-    public func isRetracted(by references: Set<ReferenceID>, threads: Set<String> = []) -> Bool {
+    /// Whether a retraction of `references` and `threads` of `account` (nil:
+    /// the app's only account) removes this notification.
+    ///
+    /// A notification whose custom data names an account is that account's:
+    /// only a retraction of the same account removes it, by its references,
+    /// its threads or its identifier, as the account's references and
+    /// threads or as their ``AccountScope`` identifiers. One that names no
+    /// account is the app's only account's for a retraction without one
+    /// (its references, threads or identifier among the retraction's, as
+    /// ever); a retraction of an account finds it by its system identifiers
+    /// alone (its identifier, the Android tag, its thread identifier or
+    /// group), when they are the account's ``AccountScope`` identifiers: an
+    /// original shown without its custom data (Firebase shows a
+    /// notification message so).
+    public func isRetracted(by references: Set<ReferenceID>, threads: Set<String> = [], account: String? = nil) -> Bool {
+        if let own = self.account, own != account { return false }
+        if let account {
+            let scoped =
+                references.contains { AccountScope.identifier(of: $0, account: account) == identifier }
+                || threads.contains { threadIDs.contains(AccountScope.identifier(of: $0, account: account)) }
+            if scoped || self.account == nil { return scoped }
+        }
         if let referenceID, references.contains(referenceID) { return true }
         if referenceIDs.contains(where: references.contains) { return true }
         if threadIDs.contains(where: threads.contains) { return true }
@@ -85,15 +108,16 @@ public struct DeliveredNotification: Hashable, Sendable {
 }
 
 extension Sequence<DeliveredNotification> {
-    /// The identifiers a retraction of `references` and `threads` removes, in
-    /// delivery order, each once.
-    /// The identifiers an edit of `references` changes, in delivery order, each once.
-    public func identifiers(editedBy references: Set<ReferenceID>) -> [String] {
-        identifiers(retractedBy: references)
+    /// The identifiers an edit of `references` of `account` changes, in delivery order, each once.
+    public func identifiers(editedBy references: Set<ReferenceID>, account: String? = nil) -> [String] {
+        identifiers(retractedBy: references, account: account)
     }
 
-    public func identifiers(retractedBy references: Set<ReferenceID>, threads: Set<String> = []) -> [String] {
+    /// The identifiers a retraction of `references` and `threads` of
+    /// `account` removes, in delivery order, each once.
+    public func identifiers(retractedBy references: Set<ReferenceID>, threads: Set<String> = [], account: String? = nil) -> [String] {
         var seen = Set<String>()
-        return filter { $0.isRetracted(by: references, threads: threads) && seen.insert($0.identifier).inserted }.map(\.identifier)
+        return filter { $0.isRetracted(by: references, threads: threads, account: account) && seen.insert($0.identifier).inserted }
+            .map(\.identifier)
     }
 }

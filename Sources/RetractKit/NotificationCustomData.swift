@@ -29,10 +29,14 @@ public struct NotificationCustomData: Hashable, Sendable {
     /// The new text of the notification of its references
     /// (`pushNotificationEdit`): the push is an edit, unless it is a retraction.
     public var edit: NotificationEdit?
+    /// The account its references and threads belong to
+    /// (`pushNotificationAccount`), where one app on a phone holds several;
+    /// nil: the app's only account.
+    public var account: String?
 
     public init(
         referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], mustRemoveReferred: Bool = false, threadID: String? = nil,
-        threadIDs: [String] = [], moreInFeed: Bool = false, edit: NotificationEdit? = nil
+        threadIDs: [String] = [], moreInFeed: Bool = false, edit: NotificationEdit? = nil, account: String? = nil
     ) {
         self.referenceID = referenceID
         self.referenceIDs = referenceIDs
@@ -41,6 +45,7 @@ public struct NotificationCustomData: Hashable, Sendable {
         self.threadIDs = threadIDs
         self.moreInFeed = moreInFeed
         self.edit = edit
+        self.account = account
     }
 
     /// Every reference the custom data names, single and batch, without repeats.
@@ -88,11 +93,22 @@ extension NotificationCustomData {
     /// A thread id: read as a reference is (a non-empty string or an
     /// integer); null means absent.
     static func thread(_ value: PayloadValue, path: String) throws(RetractPayloadError) -> String? {
+        try identifier(value, path: path, named: "thread id")
+    }
+
+    /// An account: read as a reference is (a non-empty string or an
+    /// integer); null means absent.
+    static func account(_ value: PayloadValue, path: String) throws(RetractPayloadError) -> String? {
+        try identifier(value, path: path, named: "account")
+    }
+
+    /// A value read as a reference is, whose messages call it `name`.
+    private static func identifier(_ value: PayloadValue, path: String, named name: String) throws(RetractPayloadError) -> String? {
         do {
             return try reference(value, path: path)?.rawValue
         } catch {
             guard case .invalidValue(let key, let reason) = error else { throw error }
-            throw .invalidValue(key: key, reason: reason.replacingOccurrences(of: "reference", with: "thread id"))
+            throw .invalidValue(key: key, reason: reason.replacingOccurrences(of: "reference", with: name))
         }
     }
 
@@ -197,6 +213,7 @@ extension NotificationCustomData: Codable {
             try container.encode(true, forKey: AnyKey(PayloadDialect.moreInFeedKey))
         }
         try container.encodeIfPresent(edit, forKey: AnyKey(PayloadDialect.editKey))
+        try container.encodeIfPresent(account, forKey: AnyKey(PayloadDialect.accountKey))
     }
 
     private struct AnyKey: CodingKey {

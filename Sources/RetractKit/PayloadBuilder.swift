@@ -14,17 +14,33 @@ public struct PayloadBuilder: Hashable, Sendable {
     public static let maximumBodySize = 4096
 
     public var dialect: PayloadDialect
+    /// The account every body names (`pushNotificationAccount`), where one
+    /// app on a phone holds several; nil names none: the app's only account.
+    public var account: String?
 
-    public init(dialect: PayloadDialect = .canonical) {
+    public init(dialect: PayloadDialect = .canonical, account: String? = nil) {
         self.dialect = dialect
+        self.account = account
+    }
+
+    /// `"pushNotificationAccount":"…",` first in each custom data object, or nothing.
+    private var accountField: String {
+        account.map { JSONText.quoted(PayloadDialect.accountKey) + ":" + JSONText.quoted($0) + "," } ?? ""
+    }
+
+    /// The start of a body: `aps`, then the custom data's key and its account.
+    fileprivate func head(_ aps: RetractionAPS) -> String {
+        #"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{" + accountField
     }
 
     // MARK: - Originals
 
     /// The custom data object an original carries, such as
-    /// `{"pushNotificationReferenceId":"msg-8812"}`.
+    /// `{"pushNotificationReferenceId":"msg-8812"}` (with the account first, when the builder has one).
     public func originalCustomData(for reference: ReferenceID) throws -> Data {
-        Data(Array("{\(JSONText.quoted(dialect.referenceIDKey)):".utf8) + (try encodedReference(reference)) + [UInt8(ascii: "}")])
+        Data(
+            Array("{\(accountField)\(JSONText.quoted(dialect.referenceIDKey)):".utf8) + (try encodedReference(reference))
+                + [UInt8(ascii: "}")])
     }
 
     /// `payload` (a JSON object, the notification as the caller wrote it) with
@@ -35,18 +51,22 @@ public struct PayloadBuilder: Hashable, Sendable {
     /// groups the conversation's notifications by it, and a retraction by
     /// thread finds them by it) and, in the canonical dialect, so is
     /// `pushNotificationThreadId` in the custom data, for Android apps, which
-    /// see no `aps`. A payload whose `aps.thread-id` is another thread is refused.
+    /// see no `aps`. A payload whose `aps.thread-id` is another thread is
+    /// refused. With an ``account``, the custom data names it, and
+    /// `aps.thread-id` is the thread's ``AccountScope`` identifier, so that
+    /// iOS does not group two accounts' conversations of the same id as one.
     public func originalPayload(_ payload: Data, reference: ReferenceID, thread: String? = nil) throws -> Data {
         guard var object = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any] else {
             throw RetractPayloadError.invalidJSON(key: "payload", reason: "the payload must be a JSON object")
         }
         if let thread {
             var aps = object["aps"] as? [String: Any] ?? [:]
-            if let existing = aps["thread-id"], (existing as? String) != thread {
+            let threadID = AccountScope.identifier(of: thread, account: account)
+            if let existing = aps["thread-id"], (existing as? String) != threadID {
                 throw RetractPayloadError.invalidValue(
-                    key: "aps.thread-id", reason: "the payload's thread-id is \(existing), not the notification's thread \"\(thread)\"")
+                    key: "aps.thread-id", reason: "the payload's thread-id is \(existing), not the notification's thread \"\(threadID)\"")
             }
-            aps["thread-id"] = thread
+            aps["thread-id"] = threadID
             object["aps"] = aps
         }
         for other in PayloadDialect.allCases where other != dialect && object[other.customDataKey] != nil {
@@ -65,8 +85,8 @@ public struct PayloadBuilder: Hashable, Sendable {
                 )
             }
             customData = try JSONSerialization.jsonObject(with: originalCustomData(of: existing)) as? [String: Any] ?? [:]
-            // Every spelling of an existing reference goes, so only ours is read.
-            for key in PayloadDialect.allCases.map(\.referenceIDKey) + [PayloadDialect.referenceIDsKey] {
+            // Every spelling of an existing reference goes, so only ours is read; so does an account of the payload's own.
+            for key in PayloadDialect.allCases.map(\.referenceIDKey) + [PayloadDialect.referenceIDsKey, PayloadDialect.accountKey] {
                 customData[key] = nil
             }
         }
@@ -167,7 +187,7 @@ public struct PayloadBuilder: Hashable, Sendable {
         guard !threads.contains(where: \.isEmpty) else {
             throw RetractPayloadError.invalidValue(key: PayloadDialect.threadIDsKey, reason: "a thread id must not be empty")
         }
-        var body = MixedBody(dialect: dialect, aps: aps)
+        var body = MixedBody(head: head(aps), dialect: dialect)
         var seen = Set<Retracted>()
         for reference in references where seen.insert(.reference(reference)).inserted {
             body.add(.reference(reference), encoded: try encodedReference(reference))
@@ -217,7 +237,8 @@ public struct PayloadBuilder: Hashable, Sendable {
         let encoded = try unique.map(encodedReference)
         let marked = moreInFeed && dialect == .canonical
         let template =
-            aps == .background && !marked ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, aps: aps, moreInFeed: marked)
+            aps == .background && !marked && account == nil
+            ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, head: head(aps), moreInFeed: marked)
         switch dialect {
         case .legacy:
             for reference in encoded { try Self.checkSize(template.body([reference]), limit: limit) }
@@ -247,7 +268,7 @@ public struct PayloadBuilder: Hashable, Sendable {
         }
         let list = threads.map(JSONText.quoted).joined(separator: ",")
         let body = Data(
-            (#"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{" + JSONText.quoted(PayloadDialect.threadIDsKey)
+            (head(aps) + JSONText.quoted(PayloadDialect.threadIDsKey)
                 + ":[" + list + "]," + JSONText.quoted(dialect.mustRemoveKey) + ":true}}").utf8)
         try Self.checkSize(body, limit: limit)
         return body
@@ -268,7 +289,7 @@ public struct PayloadBuilder: Hashable, Sendable {
         if let title = edit.title { text += #""title":"# + JSONText.quoted(title) + "," }
         text += #""body":"# + JSONText.quoted(edit.body) + "}"
         let body = Data(
-            (#"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{" + JSONText.quoted(dialect.referenceIDKey)
+            (head(aps) + JSONText.quoted(dialect.referenceIDKey)
                 + ":" + encoded + "," + JSONText.quoted(PayloadDialect.editKey) + ":" + text + "}}").utf8)
         try Self.checkSize(body, limit: limit)
         return body
@@ -299,6 +320,19 @@ public struct PayloadBuilder: Hashable, Sendable {
 
 /// The `aps` object of a retraction push: how it reaches the phone.
 public struct RetractionAPS: Hashable, Sendable {
+    /// How an alert carrier (of a retraction, an edit or a read) interrupts
+    /// the user on iOS 15 and later (`aps.interruption-level`).
+    public enum Interruption: String, Hashable, Sendable, Codable, CaseIterable {
+        /// `"interruption-level":"passive"` and `"relevance-score":0`: iOS
+        /// adds the notification to the list without lighting the screen or
+        /// playing a sound, and ranks it last in the summary. The default: a
+        /// deleted or edited message is no news.
+        case passive
+        /// No `interruption-level`: iOS's default, which lights the screen
+        /// as a new message does. Carriers never carry a sound either way.
+        case active
+    }
+
     /// The object as JSON.
     public let json: String
 
@@ -309,20 +343,26 @@ public struct RetractionAPS: Hashable, Sendable {
     /// A visible alert showing `text`. With `mutableContent`, iOS first hands
     /// it to the app's Notification Service Extension, even after a
     /// force-quit; `badge` sets the app icon's badge.
-    public static func alert(_ text: String, mutableContent: Bool = false, badge: Int? = nil) -> RetractionAPS {
-        alert(title: nil, body: text, mutableContent: mutableContent, badge: badge)
+    public static func alert(
+        _ text: String, mutableContent: Bool = false, badge: Int? = nil, interruption: Interruption = .passive
+    ) -> RetractionAPS {
+        alert(title: nil, body: text, mutableContent: mutableContent, badge: badge, interruption: interruption)
     }
 
     /// A visible alert with a title too, shown under `thread` (`thread-id`):
-    /// what an edit's alert shows in its original's place.
+    /// what an edit's alert shows in its original's place. Never with a
+    /// sound; passive unless `interruption` says otherwise.
     public static func alert(
-        title: String?, body: String, mutableContent: Bool = false, badge: Int? = nil, thread: String? = nil
+        title: String?, body: String, mutableContent: Bool = false, badge: Int? = nil, thread: String? = nil,
+        interruption: Interruption = .passive
     ) -> RetractionAPS {
         var json = #"{"alert":{"#
         if let title { json += #""title":"# + JSONText.quoted(title) + "," }
         json += #""body":"# + JSONText.quoted(body) + "}"
         if let badge { json += #","badge":\#(badge)"# }
+        if interruption == .passive { json += #","interruption-level":"passive""# }
         if mutableContent { json += #","mutable-content":1"# }
+        if interruption == .passive { json += #","relevance-score":0"# }
         if let thread { json += #","thread-id":"# + JSONText.quoted(thread) }
         return RetractionAPS(json: json + "}")
     }
@@ -339,8 +379,8 @@ private struct RetractionTemplate {
     var batchPrefix: [UInt8]
     var batchSuffix: [UInt8]
 
-    static let canonical = RetractionTemplate(.canonical)
-    static let legacy = RetractionTemplate(.legacy)
+    static let canonical = RetractionTemplate(.canonical, head: PayloadBuilder(dialect: .canonical).head(.background))
+    static let legacy = RetractionTemplate(.legacy, head: PayloadBuilder(dialect: .legacy).head(.background))
 
     static func of(_ dialect: PayloadDialect) -> RetractionTemplate {
         switch dialect {
@@ -349,8 +389,8 @@ private struct RetractionTemplate {
         }
     }
 
-    init(_ dialect: PayloadDialect, aps: RetractionAPS = .background, moreInFeed: Bool = false) {
-        let head = #"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{"
+    /// - Parameter head: what comes before the references (``PayloadBuilder``'s `head(_:)`).
+    init(_ dialect: PayloadDialect, head: String, moreInFeed: Bool = false) {
         let more = moreInFeed ? "," + JSONText.quoted(PayloadDialect.moreInFeedKey) + ":true" : ""
         let flag = more + "," + JSONText.quoted(dialect.mustRemoveKey) + ":true}}"
         singlePrefix = Array((head + JSONText.quoted(dialect.referenceIDKey) + ":").utf8)
@@ -383,8 +423,9 @@ private struct MixedBody {
     var threads: [[UInt8]] = []
     var moreInFeed = false
 
-    init(dialect: PayloadDialect, aps: RetractionAPS) {
-        head = Array((#"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{").utf8)
+    /// - Parameter head: what comes before the references (``PayloadBuilder``'s `head(_:)`).
+    init(head: String, dialect: PayloadDialect) {
+        self.head = Array(head.utf8)
         flag = Array((JSONText.quoted(dialect.mustRemoveKey) + ":true}}").utf8)
     }
 

@@ -53,4 +53,9 @@ public enum PayloadDialect: String, Sendable, Hashable, Codable, CaseIterable {
     /// The key of an edit: the new `title` and `body` of the notification of
     /// the push's references (``NotificationEdit``). Both dialects read it.
     public static let editKey = "pushNotificationEdit"
+    /// The key of the account a notification, a retraction or an edit is of,
+    /// where one app on a phone holds several (servers, workspaces, users):
+    /// its references and threads are that account's. Absent means the
+    /// app's only account. Both dialects read and write it.
+    public static let accountKey = "pushNotificationAccount"
 }

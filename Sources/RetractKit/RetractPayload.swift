@@ -43,22 +43,30 @@ public enum RetractPayload {
         public var edit: Edit? {
             guard retraction == nil, let customData, let edit = customData.edit else { return nil }
             let references = Set(customData.references)
-            return references.isEmpty ? nil : Edit(references: references, title: edit.title, body: edit.body)
+            return references.isEmpty
+                ? nil : Edit(references: references, title: edit.title, body: edit.body, account: customData.account)
         }
+
+        /// The account the push's references and threads are of
+        /// (`pushNotificationAccount`); nil: the app's only account.
+        public var account: String? { customData?.account }
     }
 
     /// What an edit push asks: show `title` and `body` instead of what the
-    /// notifications of `references` show, where they still show.
+    /// notifications of `references` of `account` show, where they still show.
     public struct Edit: Hashable, Sendable {
         public var references: Set<ReferenceID>
         /// The new title; nil keeps the one shown.
         public var title: String?
         public var body: String
+        /// The account the references are of; nil: the app's only account.
+        public var account: String?
 
-        public init(references: Set<ReferenceID>, title: String?, body: String) {
+        public init(references: Set<ReferenceID>, title: String?, body: String, account: String? = nil) {
             self.references = references
             self.title = title
             self.body = body
+            self.account = account
         }
     }
 

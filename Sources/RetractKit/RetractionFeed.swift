@@ -20,8 +20,11 @@ import FoundationNetworking
 public struct RetractionFeed: Sendable {
     /// One answer of `GET /v1/devices/{token}/retractions`.
     public struct Page: Hashable, Sendable {
-        /// The references retracted in this page, of notifications this device received.
-        public var references: Set<ReferenceID>
+        /// The references retracted in this page, of notifications this
+        /// device received, each within its account.
+        public var retracted: RetractedReferences
+        /// Those of the app's only account (retractions that name no account).
+        public var references: Set<ReferenceID> { retracted.references(of: nil) }
         /// Pass it as `since` next time.
         public var cursor: String
         public var hasMore: Bool
@@ -34,8 +37,14 @@ public struct RetractionFeed: Sendable {
         /// ``cursor`` is `since`).
         public var notModified: Bool
 
-        public init(references: Set<ReferenceID>, cursor: String, hasMore: Bool, validator: String? = nil, notModified: Bool = false) {
-            self.references = references
+        /// - Parameter accountReferences: the references of retractions of an account, by account.
+        public init(
+            references: Set<ReferenceID>, accountReferences: [String: Set<ReferenceID>] = [:], cursor: String, hasMore: Bool,
+            validator: String? = nil, notModified: Bool = false
+        ) {
+            var retracted = RetractedReferences(references)
+            for (account, references) in accountReferences { retracted.insert(references, account: account) }
+            self.retracted = retracted
             self.cursor = cursor
             self.hasMore = hasMore
             self.validator = validator
@@ -59,13 +68,18 @@ public struct RetractionFeed: Sendable {
     public let baseURL: URL
     private let apiKey: String
     private let app: String?
+    private let account: String?
     private let session: URLSession
 
-    /// - Parameter app: the app's name in Retract; needed only when the key is for several apps.
-    public init(baseURL: URL, apiKey: String, app: String? = nil, session: URLSession = .shared) {
+    /// - Parameters:
+    ///   - app: the app's name in Retract; needed only when the key is for several apps.
+    ///   - account: read only the retractions of this account (`?account=`);
+    ///     nil reads every account's, each removed within its own.
+    public init(baseURL: URL, apiKey: String, app: String? = nil, account: String? = nil, session: URLSession = .shared) {
         self.baseURL = baseURL
         self.apiKey = apiKey
         self.app = app
+        self.account = account
         self.session = session
     }
 
@@ -109,6 +123,7 @@ public struct RetractionFeed: Sendable {
         if let transport = device.transport { query.append(URLQueryItem(name: "transport", value: transport)) }
         if let cursor { query.append(URLQueryItem(name: "since", value: cursor)) }
         if let app { query.append(URLQueryItem(name: "app", value: app)) }
+        if let account { query.append(URLQueryItem(name: "account", value: account)) }
         if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
         components?.queryItems = query.isEmpty ? nil : query
         guard let url = components?.url else { throw FeedError(status: nil, type: nil, detail: "cannot make a URL from \(baseURL)") }
@@ -129,9 +144,12 @@ public struct RetractionFeed: Sendable {
         guard let answer = try? JSONDecoder().decode(Answer.self, from: data) else {
             throw FeedError(status: status, type: nil, detail: "the answer is not a retraction feed page")
         }
-        return Page(
-            references: Set(answer.retractions.flatMap { $0.references.map { ReferenceID($0) } }), cursor: answer.cursor,
-            hasMore: answer.hasMore, validator: etag)
+        var page = Page(references: [], cursor: answer.cursor, hasMore: answer.hasMore, validator: etag)
+        for entry in answer.retractions {
+            // An entry of an account says so; one that names none is the app's only account's.
+            page.retracted.insert(entry.references.map { ReferenceID($0) }, account: entry.account.flatMap { $0.isEmpty ? nil : $0 })
+        }
+        return page
     }
 
     /// Reads every page after `cursor` and removes what they name through
@@ -169,7 +187,7 @@ public struct RetractionFeed: Sendable {
     /// the feed named.
     func catchUp(
         from saved: FeedCursor, handler: RetractionHandler, maximumPages: Int
-    ) async throws(FeedError) -> (outcome: RetractionOutcome, references: Set<ReferenceID>)? {
+    ) async throws(FeedError) -> (outcome: RetractionOutcome, references: RetractedReferences)? {
         guard let position = saved.position else { return nil }
         let read = try await references(
             for: position.device, since: position.cursor, validator: position.validator, maximumPages: maximumPages)
@@ -204,15 +222,15 @@ public struct RetractionFeed: Sendable {
     /// since only "nothing new" is worth asking about again.
     private func references(
         for device: Device, since cursor: String?, validator: String?, maximumPages: Int
-    ) async throws(FeedError) -> (references: Set<ReferenceID>, cursor: String?, validator: String?) {
-        var references: Set<ReferenceID> = []
+    ) async throws(FeedError) -> (references: RetractedReferences, cursor: String?, validator: String?) {
+        var references = RetractedReferences()
         var cursor = cursor
         var validator = validator
         // A server that kept saying "more" would otherwise keep the app busy forever.
         for _ in 0..<max(maximumPages, 1) {
             let page = try await page(at: device, since: cursor, limit: nil, validator: validator)
-            references.formUnion(page.references)
-            validator = page.references.isEmpty ? page.validator : nil
+            references.formUnion(page.retracted)
+            validator = page.retracted.isEmpty ? page.validator : nil
             cursor = page.cursor
             if !page.hasMore { break }
         }
@@ -275,6 +293,8 @@ public struct RetractionFeed: Sendable {
     private struct Answer: Decodable {
         struct Entry: Decodable {
             var references: [String]
+            /// The account the retraction was of; absent: the app's only account.
+            var account: String?
         }
 
         var retractions: [Entry]

@@ -65,8 +65,8 @@ public struct RetractionHandler: Sendable {
         }
         let threads = reading.retractedThreads
         var report = RetractionReport(
-            outcome: await retract(references, threads: threads), references: references, threads: threads,
-            diagnostics: reading.diagnostics)
+            outcome: await retract(references, threads: threads, account: reading.account), references: references, threads: threads,
+            account: reading.account, diagnostics: reading.diagnostics)
         if let catchUp, reading.customData?.moreInFeed == true {
             // Without the catch-up handler: a feed read never leads to another.
             let caughtUp = await catchUp.run(handler: RetractionHandler(center: center, tombstones: tombstones))
@@ -79,7 +79,9 @@ public struct RetractionHandler: Sendable {
     }
 
     /// Removes the delivered notifications that carry, or are identified by,
-    /// one of `references`, and those in one of `threads`.
+    /// one of `references`, and those in one of `threads`, of `account` (nil:
+    /// the app's only account; see
+    /// ``DeliveredNotification/isRetracted(by:threads:account:)``).
     ///
     /// References are remembered as tombstones; threads are not: a
     /// conversation retracted goes on, and its next messages must show.
@@ -89,11 +91,23 @@ public struct RetractionHandler: Sendable {
     /// completion, and drops the work when the process ends first, which it
     /// does soon after an extension calls its content handler or an app its
     /// fetch completion handler. Call those only after this returns.
-    public func retract(_ references: Set<ReferenceID>, threads: Set<String> = []) async -> RetractionOutcome {
+    public func retract(_ references: Set<ReferenceID>, threads: Set<String> = [], account: String? = nil) async -> RetractionOutcome {
         // A tombstone that cannot be saved only costs the late-original check;
         // the removal itself must still happen.
-        if !references.isEmpty { try? tombstones?.record(references) }
-        let identifiers = await center.deliveredNotifications().identifiers(retractedBy: references, threads: threads)
+        if !references.isEmpty { try? tombstones?.record(references, account: account) }
+        let identifiers = await center.deliveredNotifications().identifiers(
+            retractedBy: references, threads: threads, account: account)
+        guard !identifiers.isEmpty else { return .noMatch }
+        return await remove(identifiers)
+    }
+
+    /// Removes what `retracted` names, account by account, in one pass over
+    /// Notification Center; remembers every reference as a tombstone.
+    func retract(_ retracted: RetractedReferences) async -> RetractionOutcome {
+        for account in retracted.accounts { try? tombstones?.record(retracted.references(of: account), account: account) }
+        var seen = Set<String>()
+        let identifiers = await center.deliveredNotifications().filter { retracted.names($0) && seen.insert($0.identifier).inserted }
+            .map(\.identifier)
         guard !identifiers.isEmpty else { return .noMatch }
         return await remove(identifiers)
     }
@@ -117,11 +131,11 @@ public struct RetractionHandler: Sendable {
     /// device (a tombstone) edits nothing: a deleted message is never shown
     /// again, in any words.
     public func edit(_ edit: RetractPayload.Edit) async -> EditReport {
-        if let tombstones, edit.references.contains(where: tombstones.contains) {
+        if let tombstones, edit.references.contains(where: { tombstones.contains($0, account: edit.account) }) {
             return EditReport(edit: edit, edited: [], wasRetracted: true)
         }
         var edited: [String] = []
-        for identifier in await center.deliveredNotifications().identifiers(editedBy: edit.references)
+        for identifier in await center.deliveredNotifications().identifiers(editedBy: edit.references, account: edit.account)
         where await center.replaceText(ofDelivered: identifier, title: edit.title, body: edit.body) {
             edited.append(identifier)
         }

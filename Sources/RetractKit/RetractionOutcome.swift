@@ -46,6 +46,8 @@ public struct RetractionReport: Hashable, Sendable {
     public var references: Set<ReferenceID>
     /// The conversations the push retracted (``RetractPayload/Reading/retractedThreads``).
     public var threads: Set<String>
+    /// The account they are of (``RetractPayload/Reading/account``); nil: the app's only account.
+    public var account: String?
     /// Values of the push that could not be read and were left out
     /// (``RetractPayload/Reading/diagnostics``).
     public var diagnostics: [RetractPayloadError]
@@ -58,11 +60,13 @@ public struct RetractionReport: Hashable, Sendable {
     public var edit: EditReport?
 
     public init(
-        outcome: RetractionOutcome, references: Set<ReferenceID> = [], threads: Set<String> = [], diagnostics: [RetractPayloadError] = []
+        outcome: RetractionOutcome, references: Set<ReferenceID> = [], threads: Set<String> = [], account: String? = nil,
+        diagnostics: [RetractPayloadError] = []
     ) {
         self.outcome = outcome
         self.references = references
         self.threads = threads
+        self.account = account
         self.diagnostics = diagnostics
     }
 }

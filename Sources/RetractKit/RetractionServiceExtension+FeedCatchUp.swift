@@ -45,8 +45,9 @@ extension RetractionServiceExtension {
             case notConfigured
             /// The app has not saved the device's token in the ``FeedCursor`` yet.
             case noToken
-            /// The feed was read: what it named and what of it was removed.
-            case caughtUp(RetractionOutcome, references: Set<ReferenceID>)
+            /// The feed was read: what it named, each reference within its
+            /// account, and what of it was removed.
+            case caughtUp(RetractionOutcome, references: RetractedReferences)
             /// The feed could not be read (no network, a refused key, an odd answer).
             case failed(RetractionFeed.FeedError)
             /// The feed did not answer within the budget.

@@ -183,13 +183,15 @@ public struct RetractionServiceExtension: Sendable {
             report = await handle(carrier: reading)
         case .editCarrier(let edit, let identifier, let diagnostics):
             report = await handle(editCarrier: edit, identifier: identifier, diagnostics: diagnostics)
-            if !report.wasRetracted, case .caughtUp(_, let references) = caughtUp, !edit.references.isDisjoint(with: references) {
+            if !report.wasRetracted, case .caughtUp(_, let references) = caughtUp,
+                references.contains(anyOf: edit.references, account: edit.account)
+            {
                 report.decision = retractedDecision
                 report.wasRetracted = true
             }
         case .decided(let decided, let notification):
             report = decided
-            if !report.wasRetracted, case .caughtUp(_, let references) = caughtUp, notification.isRetracted(by: references) {
+            if !report.wasRetracted, case .caughtUp(_, let references) = caughtUp, references.names(notification) {
                 report.decision = retractedDecision
                 report.wasRetracted = true
             }
@@ -211,11 +213,11 @@ public struct RetractionServiceExtension: Sendable {
     /// dismissed the message, and the carrier is hidden where it can be.
     private func handle(editCarrier edit: RetractPayload.Edit, identifier: String, diagnostics: [RetractPayloadError]) async -> Report {
         var retraction = RetractionReport(outcome: .notARetraction, diagnostics: diagnostics)
-        if let tombstones, edit.references.contains(where: tombstones.contains) {
+        if let tombstones, edit.references.contains(where: { tombstones.contains($0, account: edit.account) }) {
             retraction.edit = EditReport(edit: edit, edited: [], wasRetracted: true)
             return Report(decision: retractedDecision, retraction: retraction, wasRetracted: true)
         }
-        let shown = await handler.delivered().filter { $0.isEdited(by: edit.references) }
+        let shown = await handler.delivered().filter { $0.isEdited(by: edit.references, account: edit.account) }
         retraction.edit = EditReport(edit: edit, edited: shown.map(\.identifier))
         guard !shown.isEmpty else {
             return Report(decision: hasFilteringEntitlement ? .suppress : .passThrough, retraction: retraction)
@@ -257,13 +259,16 @@ private struct PendingContent: @unchecked Sendable {
             content.title = ""
             content.subtitle = ""
             content.body = body
+            content.quiet()
             contentHandler(content)
         case .showEdit(let title, let body):
             let content = request.content.mutableCopy() as? UNMutableNotificationContent ?? UNMutableNotificationContent()
             if let title { content.title = title }
             content.body = body
+            content.quiet()
             contentHandler(content)
         }
     }
 }
+
 #endif

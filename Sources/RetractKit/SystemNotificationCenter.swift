@@ -29,8 +29,8 @@ public struct SystemNotificationCenter: DeliveredNotificationCenter {
     /// Adds a request with the delivered notification's identifier and a
     /// copy of its content (its thread, category and custom data, so a later
     /// retraction still finds it) with the new text: iOS puts it in the
-    /// notification's place. Without sound, and passive from iOS 15: an
-    /// edit does not light the screen or alert again.
+    /// notification's place. Without sound, and passive (ranked last) from
+    /// iOS 15: an edit does not light the screen or alert again.
     public func replaceText(ofDelivered identifier: String, title: String?, body: String) async -> Bool {
         await withCheckedContinuation { continuation in
             UNUserNotificationCenter.current().getDeliveredNotifications { notifications in
@@ -43,7 +43,7 @@ public struct SystemNotificationCenter: DeliveredNotificationCenter {
                 if let title { content.title = title }
                 content.body = body
                 content.sound = nil
-                if #available(iOS 15.0, macOS 12.0, watchOS 8.0, *) { content.interruptionLevel = .passive }
+                content.quiet()
                 let request = UNNotificationRequest(identifier: identifier, content: content, trigger: nil)
                 UNUserNotificationCenter.current().add(request) { error in continuation.resume(returning: error == nil) }
             }

@@ -1,4 +1,5 @@
-#if canImport(UserNotifications)
+// tvOS's UNNotificationContent has no userInfo (and tvOS is not a platform RetractKit declares).
+#if canImport(UserNotifications) && !os(tvOS)
 import UserNotifications
 
 extension Tombstones {

@@ -36,21 +36,21 @@ public final class Tombstones: @unchecked Sendable {
         self.now = now
     }
 
-    /// Remembers `references` as retracted now.
-    public func record(_ references: Set<ReferenceID>) throws {
+    /// Remembers `references` of `account` (nil: the app's only account) as retracted now.
+    public func record(_ references: Set<ReferenceID>, account: String? = nil) throws {
         try lock.locked {
             var list = load()
-            list.insert(references, at: now(), limit: limit, lifetime: lifetime)
+            list.insert(references, account: account, at: now(), limit: limit, lifetime: lifetime)
             try storage.save(JSONEncoder().encode(list))
         }
     }
 
-    /// Whether `reference` was retracted within the lifetime.
-    public func contains(_ reference: ReferenceID) -> Bool {
-        lock.locked { load().contains(reference, now: now(), lifetime: lifetime) }
+    /// Whether `reference` of `account` was retracted within the lifetime.
+    public func contains(_ reference: ReferenceID, account: String? = nil) -> Bool {
+        lock.locked { load().contains(reference, account: account, now: now(), lifetime: lifetime) }
     }
 
-    /// The references remembered now, oldest first.
+    /// The references remembered now, oldest first, whatever their account.
     public var references: [ReferenceID] {
         lock.locked {
             var list = load()
@@ -59,18 +59,20 @@ public final class Tombstones: @unchecked Sendable {
         }
     }
 
+    /// What is remembered now, by account.
+    public var retracted: RetractedReferences {
+        lock.locked { load().retracted(now: now(), lifetime: lifetime) }
+    }
+
     /// For a Notification Service Extension: whether an arriving notification
     /// was retracted before it arrived, by any of its references or its
-    /// identifier.
+    /// identifier, within its account.
     public func wasRetracted(identifier: String, userInfo: [AnyHashable: Any]) -> Bool {
         wasRetracted(DeliveredNotification(identifier: identifier, userInfo: userInfo))
     }
 
     func wasRetracted(_ notification: DeliveredNotification) -> Bool {
-        let list = lock.locked { load() }
-        let at = now()
-        let references = [notification.referenceID].compactMap { $0 } + notification.referenceIDs + [ReferenceID(notification.identifier)]
-        return references.contains { list.contains($0, now: at, lifetime: lifetime) }
+        retracted.names(notification)
     }
 
     /// Unreadable storage counts as empty: tombstones are an optimisation, and

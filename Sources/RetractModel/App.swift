@@ -35,6 +35,9 @@ package struct App: Hashable, Sendable, Codable {
     /// What a retraction alert shows (`service-extension` without the
     /// filtering entitlement, `replace`).
     package var retractionText: String = RetractionMode.defaultText
+    /// How its alert carriers (`service-extension`, `replace`) interrupt on
+    /// iOS 15 and later: passive unless it asks otherwise.
+    package var carrierInterruption: RetractionAPS.Interruption = .passive
     /// Its approval rule: a retraction of more devices than this waits for
     /// a second key's approval; nil, none does.
     package var approvalThreshold: Int?
@@ -52,8 +55,8 @@ package struct App: Hashable, Sendable, Codable {
     package init(
         id: Int64, name: String, topic: String, environment: Environment, endpoint: String? = nil, dialect: PayloadDialect,
         authentication: Authentication, fcmServiceAccountPath: String? = nil, retractionMode: RetractionMode = .background,
-        retractionText: String = RetractionMode.defaultText, approvalThreshold: Int? = nil,
-        approvalWindowMinutes: Int = App.defaultApprovalWindowMinutes, createdAt: Date
+        retractionText: String = RetractionMode.defaultText, carrierInterruption: RetractionAPS.Interruption = .passive,
+        approvalThreshold: Int? = nil, approvalWindowMinutes: Int = App.defaultApprovalWindowMinutes, createdAt: Date
     ) {
         self.id = id
         self.name = name
@@ -65,6 +68,7 @@ package struct App: Hashable, Sendable, Codable {
         self.fcmServiceAccountPath = fcmServiceAccountPath
         self.retractionMode = retractionMode
         self.retractionText = retractionText
+        self.carrierInterruption = carrierInterruption
         self.approvalThreshold = approvalThreshold
         self.approvalWindowMinutes = approvalWindowMinutes
         self.createdAt = createdAt
@@ -120,6 +124,7 @@ package struct AppRegistration: Hashable, Sendable {
     package var fcmServiceAccountPath: String?
     package var retractionMode: RetractionMode
     package var retractionText: String
+    package var carrierInterruption: RetractionAPS.Interruption
     package var approvalThreshold: Int?
     package var approvalWindowMinutes: Int
 
@@ -133,6 +138,7 @@ package struct AppRegistration: Hashable, Sendable {
         fcmServiceAccountPath: String? = nil,
         retractionMode: RetractionMode = .background,
         retractionText: String = RetractionMode.defaultText,
+        carrierInterruption: RetractionAPS.Interruption = .passive,
         approvalThreshold: Int? = nil,
         approvalWindowMinutes: Int = App.defaultApprovalWindowMinutes
     ) {
@@ -145,6 +151,7 @@ package struct AppRegistration: Hashable, Sendable {
         self.fcmServiceAccountPath = fcmServiceAccountPath
         self.retractionMode = retractionMode
         self.retractionText = retractionText
+        self.carrierInterruption = carrierInterruption
         self.approvalThreshold = approvalThreshold
         self.approvalWindowMinutes = approvalWindowMinutes
     }
@@ -168,6 +175,7 @@ package struct AppRegistration: Hashable, Sendable {
         details["fcmServiceAccountPath"] = fcmServiceAccountPath
         details["retractionMode"] = retractionMode.rawValue
         details["retractionText"] = retractionText
+        details["carrierInterruptionLevel"] = carrierInterruption.rawValue
         details["approvalThreshold"] = approvalThreshold.map(String.init)
         details["approvalWindowMinutes"] = String(approvalWindowMinutes)
         return details

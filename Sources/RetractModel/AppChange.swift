@@ -19,6 +19,7 @@ package struct AppChange: Hashable, Sendable {
     package var fcmServiceAccountPath: String??
     package var retractionMode: RetractionMode?
     package var retractionText: String?
+    package var carrierInterruption: RetractionAPS.Interruption?
     /// A new approval threshold; `.some(nil)` for none.
     package var approvalThreshold: Int??
     package var approvalWindowMinutes: Int?
@@ -26,7 +27,7 @@ package struct AppChange: Hashable, Sendable {
     package init(
         endpoint: String?? = nil, keyID: String? = nil, teamID: String? = nil, keyPath: String? = nil, certificatePath: String? = nil,
         fcmServiceAccountPath: String?? = nil, retractionMode: RetractionMode? = nil, retractionText: String? = nil,
-        approvalThreshold: Int?? = nil, approvalWindowMinutes: Int? = nil
+        carrierInterruption: RetractionAPS.Interruption? = nil, approvalThreshold: Int?? = nil, approvalWindowMinutes: Int? = nil
     ) {
         self.endpoint = endpoint
         self.keyID = keyID
@@ -36,6 +37,7 @@ package struct AppChange: Hashable, Sendable {
         self.fcmServiceAccountPath = fcmServiceAccountPath
         self.retractionMode = retractionMode
         self.retractionText = retractionText
+        self.carrierInterruption = carrierInterruption
         self.approvalThreshold = approvalThreshold
         self.approvalWindowMinutes = approvalWindowMinutes
     }
@@ -70,6 +72,7 @@ package struct AppChange: Hashable, Sendable {
         if let fcmServiceAccountPath { changed.fcmServiceAccountPath = fcmServiceAccountPath }
         if let retractionMode { changed.retractionMode = retractionMode }
         if let retractionText { changed.retractionText = retractionText }
+        if let carrierInterruption { changed.carrierInterruption = carrierInterruption }
         if let approvalThreshold { changed.approvalThreshold = approvalThreshold }
         if let approvalWindowMinutes { changed.approvalWindowMinutes = approvalWindowMinutes }
         if let problem = AppRegistration(changed).problem {
@@ -98,6 +101,7 @@ extension AppRegistration {
         self.init(
             name: app.name, topic: app.topic, environment: app.environment, endpoint: app.endpoint, dialect: app.dialect,
             authentication: app.authentication, fcmServiceAccountPath: app.fcmServiceAccountPath, retractionMode: app.retractionMode,
-            retractionText: app.retractionText, approvalThreshold: app.approvalThreshold, approvalWindowMinutes: app.approvalWindowMinutes)
+            retractionText: app.retractionText, carrierInterruption: app.carrierInterruption, approvalThreshold: app.approvalThreshold,
+            approvalWindowMinutes: app.approvalWindowMinutes)
     }
 }

@@ -63,4 +63,13 @@ package struct DeliveryLabels: Hashable, Sendable {
         }
         return nil
     }
+
+    /// ``problem`` of labels as the ledger keeps them, each maybe within an account (``LedgerScope``).
+    package var ledgerProblem: (field: String, problem: String)? {
+        for (kind, value) in given {
+            let (account, plain) = LedgerScope.split(value)
+            if let problem = Self.problem(with: plain) ?? account.flatMap(AccountName.problem) { return (kind.rawValue, problem) }
+        }
+        return nil
+    }
 }

@@ -257,6 +257,15 @@ package enum RetractionTarget: Hashable, Sendable {
 
 extension Retraction {
     package var target: RetractionTarget { selector.map { .selector($0) } ?? .references(references) }
+
+    /// The account it is of (``LedgerScope``); nil: the app's only account.
+    package var account: String? {
+        if let first = references.first { return LedgerScope.split(first).account }
+        return selector.flatMap { LedgerScope.split($0.value).account }
+    }
+
+    /// Its references as the app names them, without the ledger's account scope.
+    package var appReferences: [ReferenceID] { references.map { LedgerScope.split($0).reference } }
 }
 
 /// How many pushes went out: one per device sent to, more for a device

@@ -22,6 +22,10 @@ package enum RetractionMode: String, Hashable, Sendable, Codable, CaseIterable {
     /// The longest retraction text, in UTF-8 bytes (the ledger checks the same).
     package static let maximumTextBytes = 1024
 
+    /// The account that takes the most room in a body: the longest, every
+    /// character one JSON escapes.
+    static let longestAccount = String(repeating: "\\", count: AccountName.maximumLength)
+
     /// The largest badge a push may set.
     package static let maximumBadge = Int(Int32.max)
 
@@ -30,8 +34,8 @@ package enum RetractionMode: String, Hashable, Sendable, Codable, CaseIterable {
     package static let smallestBodyLimit = 2600
 
     /// What is wrong with `text` as an app's retraction text, or nil: it must
-    /// fit, with the longest reference and the largest badge, in a push of
-    /// any transport.
+    /// fit, with the longest reference and account and the largest badge, in
+    /// a push of any transport.
     package static func problem(withText text: String) -> String? {
         if text.isEmpty || text.allSatisfy(\.isWhitespace) { return "the retraction text must not be empty" }
         if text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\t" || $0.value == 0x7F }) {
@@ -43,7 +47,7 @@ package enum RetractionMode: String, Hashable, Sendable, Codable, CaseIterable {
         let longest = ReferenceID(String(repeating: "r", count: Delivery.maximumReferenceLength))
         let aps = RetractionAPS.alert(text, mutableContent: true, badge: maximumBadge)
         do {
-            _ = try PayloadBuilder().retractionBodies(for: [longest], limit: smallestBodyLimit, aps: aps)
+            _ = try PayloadBuilder(account: longestAccount).retractionBodies(for: [longest], limit: smallestBodyLimit, aps: aps)
             return nil
         } catch {
             return "the retraction text makes too large a push (\(error)); shorten it"
@@ -55,15 +59,15 @@ package enum RetractionMode: String, Hashable, Sendable, Codable, CaseIterable {
     /// characters, at most ``maximumTextBytes``; a body not empty), and the
     /// edit's largest push, a service-extension alert under the longest
     /// thread, must fit the smallest body (FCM's).
-    package static func problem(withEdit edit: NotificationEdit, reference: ReferenceID) -> FieldProblem? {
+    package static func problem(withEdit edit: NotificationEdit, reference: ReferenceID, account: String? = nil) -> FieldProblem? {
         for (field, text) in [("title", edit.title), ("body", edit.body)] {
             guard let text, let problem = problem(withText: text) else { continue }
             return FieldProblem(field, problem.replacingOccurrences(of: "the retraction text", with: "the \(field)"))
         }
-        let thread = String(repeating: "t", count: DeliveryLabels.maximumLength)
+        let thread = AccountScope.identifier(of: String(repeating: "t", count: DeliveryLabels.maximumLength), account: account)
         let aps = RetractionAPS.alert(title: edit.title, body: edit.body, mutableContent: true, thread: thread)
         do {
-            _ = try PayloadBuilder().editBody(for: reference, edit: edit, limit: smallestBodyLimit, aps: aps)
+            _ = try PayloadBuilder(account: account).editBody(for: reference, edit: edit, limit: smallestBodyLimit, aps: aps)
             return nil
         } catch {
             return FieldProblem("body", "the edit makes too large a push (\(error)); shorten the title or the body")

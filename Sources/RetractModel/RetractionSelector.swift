@@ -58,7 +58,7 @@ package struct RetractionSelector: Hashable, Sendable {
 
     /// `kind "value"`, for messages and logs.
     package var description: String {
-        var text = "\(kind.rawValue) \"\(value)\""
+        var text = "\(kind.rawValue) \"\(LedgerScope.shown(value))\""
         if let sentAfter { text += " sent from \(Self.describe(sentAfter))" }
         if let sentBefore { text += " sent before \(Self.describe(sentBefore))" }
         return text

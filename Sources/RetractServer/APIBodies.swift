@@ -20,6 +20,8 @@ struct AppBody: Decodable, Sendable {
     var fcmServiceAccountPath: String?
     var retractionMode: String?
     var retractionText: String?
+    /// `passive` (the default) or `active`: how its alert carriers interrupt on iOS 15 and later.
+    var carrierInterruptionLevel: String?
     var approvalThreshold: Int?
     var approvalWindowMinutes: Int?
 }
@@ -35,6 +37,7 @@ struct AppPatchBody: Decodable {
     var fcmServiceAccountPath: String??
     var retractionMode: String?
     var retractionText: String?
+    var carrierInterruptionLevel: String?
     var approvalThreshold: Int??
     var approvalWindowMinutes: Int?
     /// Fields given that this endpoint does not change, sorted.
@@ -45,7 +48,7 @@ struct AppPatchBody: Decodable {
 
     private enum Field: String, CodingKey, CaseIterable {
         case endpoint, keyID, teamID, keyPath, certificatePath, fcmServiceAccountPath, retractionMode, retractionText
-        case approvalThreshold, approvalWindowMinutes
+        case carrierInterruptionLevel, approvalThreshold, approvalWindowMinutes
     }
 
     private struct AnyKey: CodingKey {
@@ -71,6 +74,7 @@ struct AppPatchBody: Decodable {
         certificatePath = try container.decodeIfPresent(String.self, forKey: .certificatePath)
         retractionMode = try container.decodeIfPresent(String.self, forKey: .retractionMode)
         retractionText = try container.decodeIfPresent(String.self, forKey: .retractionText)
+        carrierInterruptionLevel = try container.decodeIfPresent(String.self, forKey: .carrierInterruptionLevel)
         approvalThreshold = try removable(.approvalThreshold, as: Int.self)
         approvalWindowMinutes = try container.decodeIfPresent(Int.self, forKey: .approvalWindowMinutes)
     }
@@ -94,6 +98,7 @@ struct AppView: Encodable {
     var fcmServiceAccountPath: String?
     var retractionMode: String
     var retractionText: String
+    var carrierInterruptionLevel: String
     /// A retraction of more devices than this waits for a second key's approval.
     var approvalThreshold: Int?
     var approvalWindowMinutes: Int
@@ -108,6 +113,7 @@ struct AppView: Encodable {
         dialect = app.dialect.rawValue
         retractionMode = app.retractionMode.rawValue
         retractionText = app.retractionText
+        carrierInterruptionLevel = app.carrierInterruption.rawValue
         approvalThreshold = app.approvalThreshold
         approvalWindowMinutes = app.approvalWindowMinutes
         createdAt = app.createdAt
@@ -140,6 +146,8 @@ struct DeliveryBody: Decodable {
     var sender: String?
     var recipient: String?
     var campaign: String?
+    /// The account it is of, where one app on a phone holds several; absent: the app's only account.
+    var account: String?
 
     var labels: DeliveryLabels { DeliveryLabels(thread: thread, sender: sender, recipient: recipient, campaign: campaign) }
 }
@@ -163,6 +171,7 @@ struct NotificationBody: Decodable {
     var sender: String?
     var recipient: String?
     var campaign: String?
+    var account: String?
 
     var labels: DeliveryLabels { DeliveryLabels(thread: thread, sender: sender, recipient: recipient, campaign: campaign) }
 }
@@ -200,6 +209,8 @@ struct RetractionBody: Decodable {
     var badge: Int?
     /// What its alerts show instead of the app's retraction text (service-extension, replace).
     var text: String?
+    /// The account whose references (or label) it retracts; absent: the app's only account.
+    var account: String?
 
     /// The selectors given, by field.
     var selectors: [(kind: RetractionSelector.Kind, value: String)] {
@@ -223,6 +234,8 @@ struct EditBody: Decodable {
     var references: [String]?
     var badge: Int?
     var text: String?
+    /// The account whose reference it edits; absent: the app's only account.
+    var account: String?
 
     /// The first field given that a retraction takes and an edit does not, and why.
     var retractionField: (field: String, problem: String)? {
@@ -243,6 +256,8 @@ struct RetractionCreatedView: Encodable {
     /// Lowercase, as the CLI prints ids.
     var id: String
     var app: String
+    /// The account it is of, when it names one.
+    var account: String?
     var devices: Int
     var state: String
     var dryRun: Bool
@@ -260,6 +275,8 @@ struct DeviceFeedView: Encodable {
         var id: String
         var references: [String]
         var retractedAt: Date
+        /// The account the retraction was of; nil: the app's only account.
+        var account: String?
     }
 
     var retractions: [Entry]
@@ -297,6 +314,14 @@ enum Validate {
         return token
     }
 
+    /// A value as the ledger keeps it, maybe of an account (``LedgerScope``),
+    /// as the console's links carry it: its account, checked, and the value.
+    static func ledgerKey(_ text: String, field: String) throws(APIProblem) -> (account: String?, value: String) {
+        let (account, value) = LedgerScope.split(text)
+        if let account, let problem = AccountName.problem(with: account) { throw APIProblem.invalid(field, problem) }
+        return (account, value)
+    }
+
     /// A delivery mode, or nil when absent.
     static func mode(_ text: String?, field: String) throws(APIProblem) -> RetractionMode? {
         guard let text else { return nil }
@@ -304,6 +329,15 @@ enum Validate {
             throw APIProblem.invalid(field, "\"\(text.prefix(40))\": one of \(RetractionMode.names)")
         }
         return mode
+    }
+
+    /// How an app's alert carriers interrupt, or nil when absent.
+    static func interruption(_ text: String?, field: String) throws(APIProblem) -> RetractionAPS.Interruption? {
+        guard let text else { return nil }
+        guard let level = RetractionAPS.Interruption(rawValue: text) else {
+            throw APIProblem.invalid(field, "\"\(text.prefix(40))\": passive (carriers do not light the screen) or active")
+        }
+        return level
     }
 
     /// `apns` (when absent) or `fcm`.

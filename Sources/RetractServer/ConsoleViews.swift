@@ -12,6 +12,8 @@ struct NotificationsView: Encodable {
 
 struct NotificationView: Encodable {
     var app: String
+    /// The account it is of, when one: its reference and labels are that account's.
+    var account: String?
     var reference: String
     var devices: Int
     var deadDevices: Int
@@ -23,13 +25,13 @@ struct NotificationView: Encodable {
 
     init(_ summary: NotificationSummary) {
         app = summary.appName
-        reference = summary.reference
+        (account, reference) = LedgerScope.split(summary.reference)
         devices = summary.devices
         deadDevices = summary.deadDevices
         firstSentAt = summary.firstSentAt
         lastSentAt = summary.lastSentAt
-        thread = summary.thread
-        campaign = summary.campaign
+        thread = summary.thread.map(LedgerScope.value)
+        campaign = summary.campaign.map(LedgerScope.value)
         retractions = summary.retractions.map(RetractionBriefView.init)
     }
 }

@@ -19,7 +19,13 @@ extension DeviceFeedView {
         bytes.append(contentsOf: hasMore ? #","hasMore":true,"retractions":["#.utf8 : #","hasMore":false,"retractions":["#.utf8)
         for (index, entry) in retractions.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: #"{"id":"#.utf8)
+            bytes.append(UInt8(ascii: "{"))
+            if let account = entry.account {
+                bytes.append(contentsOf: #""account":"#.utf8)
+                JSONText.appendQuoted(account, to: &bytes)
+                bytes.append(UInt8(ascii: ","))
+            }
+            bytes.append(contentsOf: #""id":"#.utf8)
             JSONText.appendQuoted(entry.id, to: &bytes)
             bytes.append(contentsOf: #","references":["#.utf8)
             for (position, reference) in entry.references.enumerated() {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import RetractKit
 import RetractModel
@@ -6,7 +7,8 @@ import RetractStore
 /// The strong ETag of a page of a device's feed: the page it validates (app,
 /// device, cursor, page size), the horizon it was read at and how many
 /// retractions it listed:
-/// `"f1.<app>.<token digest>.<cursor xid>.<cursor id>.<limit>.<horizon>.<listed>"`.
+/// `"f1.<app>.<token digest>.<cursor xid>.<cursor id>.<limit>.<horizon>.<listed>"`,
+/// and `.<account digest>` after for a page of one account's retractions (`?account=`).
 ///
 /// Only a page that listed nothing is answered 304 Not Modified: what it
 /// said ("nothing after this cursor") stays true until a retraction taking
@@ -21,26 +23,38 @@ struct FeedValidator: Hashable, Sendable {
     var limit: Int
     var horizon: UInt64
     var listed: Int
+    /// The ``digest(_:)`` of the one account the page lists, or 0 for every account's.
+    var account: UInt64
 
     /// - Parameter device: the token's ``DeviceDigest``.
-    init(appID: Int64, device: UInt64, since: DeviceFeedCursor, limit: Int, horizon: UInt64, listed: Int) {
+    init(appID: Int64, device: UInt64, since: DeviceFeedCursor, limit: Int, horizon: UInt64, listed: Int, account: UInt64 = 0) {
         self.appID = appID
         self.device = device
         self.since = since
         self.limit = limit
         self.horizon = horizon
         self.listed = listed
+        self.account = account
+    }
+
+    /// An account's part of a validator: the first 8 bytes of its SHA-256, never 0.
+    static func digest(_ account: String) -> UInt64 {
+        max(SHA256.hash(data: Array(account.utf8)).prefix(8).reduce(0) { $0 << 8 | UInt64($1) }, 1)
     }
 
     /// The header's value, quotes included.
     var etag: String {
-        "\"f1.\(appID).\(String(device, radix: 16)).\(since.transaction).\(Self.hex(since.id)).\(limit).\(horizon).\(listed)\""
+        let scope = account == 0 ? "" : "." + String(account, radix: 16)
+        return
+            "\"f1.\(appID).\(String(device, radix: 16)).\(since.transaction).\(Self.hex(since.id)).\(limit).\(horizon).\(listed)\(scope)\""
     }
 
     /// Whether this validator, given back by a client, is for the page it asks
-    /// for now and said that nothing came after its cursor.
-    func saidNothing(appID: Int64, device: UInt64, since: DeviceFeedCursor, limit: Int) -> Bool {
+    /// for now (of the same account, or of every account) and said that
+    /// nothing came after its cursor.
+    func saidNothing(appID: Int64, device: UInt64, since: DeviceFeedCursor, limit: Int, account: UInt64 = 0) -> Bool {
         listed == 0 && self.appID == appID && self.device == device && self.since == since && self.limit == limit
+            && self.account == account
     }
 
     /// Reads one ETag made by ``etag``; nil for anything else. Byte by byte:
@@ -50,7 +64,7 @@ struct FeedValidator: Hashable, Sendable {
         if bytes.starts(with: "W/".utf8) { bytes = bytes.dropFirst(2) }
         guard bytes.count >= 2, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else { return nil }
         let parts = bytes.dropFirst().dropLast().split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 8, parts[0].elementsEqual("f1".utf8), let app = Self.number(parts[1], radix: 10),
+        guard parts.count == 8 || parts.count == 9, parts[0].elementsEqual("f1".utf8), let app = Self.number(parts[1], radix: 10),
             let device = Self.number(parts[2], radix: 16), let transaction = Self.number(parts[3], radix: 10),
             let id = Self.uuid(hex: parts[4]), let limit = Self.number(parts[5], radix: 10), let horizon = Self.number(parts[6], radix: 10),
             let listed = Self.number(parts[7], radix: 10), app <= UInt64(Int64.max), limit <= 1_000_000, listed <= 1_000_000
@@ -61,6 +75,12 @@ struct FeedValidator: Hashable, Sendable {
         self.limit = Int(limit)
         self.horizon = horizon
         self.listed = Int(listed)
+        if parts.count == 9 {
+            guard let account = Self.number(parts[8], radix: 16), account != 0 else { return nil }
+            self.account = account
+        } else {
+            account = 0
+        }
     }
 
     /// The validators of an `If-None-Match` field: ours among its entity

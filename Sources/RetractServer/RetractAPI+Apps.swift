@@ -27,7 +27,9 @@ extension RetractAPI {
             name: given.name, topic: given.topic, environment: environment, endpoint: given.endpoint, dialect: dialect,
             authentication: try Self.authentication(given), fcmServiceAccountPath: given.fcmServiceAccountPath,
             retractionMode: try Validate.mode(given.retractionMode, field: "retractionMode") ?? .background,
-            retractionText: given.retractionText ?? RetractionMode.defaultText, approvalThreshold: given.approvalThreshold,
+            retractionText: given.retractionText ?? RetractionMode.defaultText,
+            carrierInterruption: try Validate.interruption(given.carrierInterruptionLevel, field: "carrierInterruptionLevel") ?? .passive,
+            approvalThreshold: given.approvalThreshold,
             approvalWindowMinutes: given.approvalWindowMinutes ?? App.defaultApprovalWindowMinutes)
         if let problem = registration.problem { throw APIProblem.invalid(problem.field, problem.message) }
         if let endpoint = given.endpoint, !EndpointAllowList(settings.allowedEndpoints).allows(endpoint) {
@@ -84,6 +86,7 @@ extension RetractAPI {
             endpoint: given.endpoint, keyID: given.keyID, teamID: given.teamID, keyPath: given.keyPath,
             certificatePath: given.certificatePath, fcmServiceAccountPath: given.fcmServiceAccountPath,
             retractionMode: try Validate.mode(given.retractionMode, field: "retractionMode"), retractionText: given.retractionText,
+            carrierInterruption: try Validate.interruption(given.carrierInterruptionLevel, field: "carrierInterruptionLevel"),
             approvalThreshold: given.approvalThreshold, approvalWindowMinutes: given.approvalWindowMinutes)
         guard !change.isEmpty else { throw APIProblem.invalid("body", "nothing to change: give one or more of \(AppPatchBody.changeable)") }
         if let endpoint = given.endpoint ?? nil, !EndpointAllowList(settings.allowedEndpoints).allows(endpoint) {

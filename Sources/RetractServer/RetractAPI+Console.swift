@@ -12,11 +12,16 @@ extension RetractAPI {
         try caller.require(.read)
         var request = NotificationQuery(limit: try Validate.limit(query.get("limit"), default: 50, maximum: NotificationQuery.maximumLimit))
         request.appIDs = try await apps(query.get("app"), for: caller)
-        if let text = query.get("reference") { request.reference = try Validate.reference(text, field: "reference").rawValue }
+        // The reference and labels asked for are of one account (the app's only one without ?account=).
+        let account = query.get("account")
+        if let account, let problem = AccountName.problem(with: account) { throw APIProblem.invalid("account", problem) }
+        if let text = query.get("reference") {
+            request.reference = LedgerScope.key(try Validate.reference(text, field: "reference").rawValue, account: account)
+        }
         request.sentAfter = try query.get("sentAfter").map { (text) throws(APIProblem) in try Validate.date(text, field: "sentAfter") }
         request.sentBefore = try query.get("sentBefore").map { (text) throws(APIProblem) in try Validate.date(text, field: "sentBefore") }
-        request.thread = query.get("thread")
-        request.campaign = query.get("campaign")
+        request.thread = query.get("thread").map { LedgerScope.key($0, account: account) }
+        request.campaign = query.get("campaign").map { LedgerScope.key($0, account: account) }
         if let text = query.get("cursor") {
             request.cursor = try Validate.cursor { () throws(StoreError) in try NotificationCursor(encoded: text) }
         }

@@ -49,7 +49,7 @@ extension RetractAPI {
                 recordings.append(
                     try engine.recording(
                         app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: object.collapseId,
-                        labels: object.labels, now: now))
+                        labels: object.labels, account: object.account, now: now))
             } catch {
                 throw error.within(prefix)
             }
@@ -83,7 +83,7 @@ extension RetractAPI {
             report = try await engine.send(
                 app: app, reference: reference, tokens: tokens, payload: payload,
                 collapseID: given.collapseID.map { .custom($0) } ?? .reference, labels: given.labels, via: service,
-                androidDisplay: androidDisplay, resuming: resuming)
+                androidDisplay: androidDisplay, account: given.account, resuming: resuming)
         } catch {
             if let progress = error.partialSend, input.idempotencyKey != nil, let kept = try? JSONEncoder().encode(progress) {
                 let problem = APIRequestMiddleware.problem(for: error)

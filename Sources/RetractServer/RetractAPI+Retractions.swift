@@ -23,7 +23,8 @@ extension RetractAPI {
         let asked = try checked(reason: given.reason, dryRun: given.dryRun, mode: given.mode, app: app, input: input)
         let (retraction, _) = try await engine.startRetraction(
             app: app, target: target, requestedBy: input.caller.actor, reason: asked.reason, dryRun: asked.dryRun,
-            idempotencyKey: asked.ledgerKey, mode: asked.mode, badge: given.badge, text: given.text, requestedKeyID: input.caller.key.id)
+            idempotencyKey: asked.ledgerKey, mode: asked.mode, badge: given.badge, text: given.text, requestedKeyID: input.caller.key.id,
+            account: given.account)
         return accepted(retraction, app: app)
     }
 
@@ -41,7 +42,7 @@ extension RetractAPI {
         let (edit, _) = try await engine.startRetraction(
             app: app, target: .references([reference]), requestedBy: input.caller.actor, reason: asked.reason, dryRun: asked.dryRun,
             idempotencyKey: asked.ledgerKey, requireRecorded: true, mode: asked.mode, requestedKeyID: input.caller.key.id,
-            edit: NotificationEdit(title: given.title, body: given.body))
+            edit: NotificationEdit(title: given.title, body: given.body), account: given.account)
         return accepted(edit, app: app)
     }
 
@@ -77,7 +78,7 @@ extension RetractAPI {
         return Answer(
             .accepted,
             RetractionCreatedView(
-                id: retraction.id.uuidString.lowercased(), app: app.name, devices: retraction.counts.total,
+                id: retraction.id.uuidString.lowercased(), app: app.name, account: retraction.account, devices: retraction.counts.total,
                 state: retraction.state.rawValue, dryRun: retraction.dryRun, mode: retraction.mode.rawValue,
                 referencesMatched: retraction.referencesMatched, mostReferencesPerDevice: retraction.mostReferences,
                 warnings: warnings.isEmpty ? nil : warnings),
@@ -255,9 +256,13 @@ extension RetractAPI {
             }
             cursor = given
         }
+        // An account's retractions only: what a phone reads for one of its accounts.
+        let account = query.get("account")
+        if let account, let problem = AccountName.problem(with: account) { throw APIProblem.invalid("account", problem) }
+        let scope = account.map(FeedValidator.digest) ?? 0
         let device = DeviceDigest.of(token)
         let asked = FeedValidator.all(in: request.headers[.ifNoneMatch]).first {
-            $0.saidNothing(appID: appID, device: device, since: cursor, limit: limit)
+            $0.saidNothing(appID: appID, device: device, since: cursor, limit: limit, account: scope)
         }
         if let asked, await feedMemory.isQuiet(appID: appID, device: device, since: asked.horizon) {
             feedMetrics.answered(.fromMemory)
@@ -266,18 +271,25 @@ extension RetractAPI {
         let page = try await health.whileUpReading { [cursor] abandonWhen in
             try await engine.deviceFeed(token: token, appID: appID, after: cursor, limit: limit, abandonWhen: abandonWhen)
         }
+        let entries = page.retractions.compactMap { entry -> DeviceFeedView.Entry? in
+            // A retraction's references are of one account: the ledger keeps it with each.
+            let of = entry.references.first.flatMap { LedgerScope.split($0).account }
+            guard account.map({ $0 == of }) ?? true else { return nil }
+            return .init(
+                id: entry.id.uuidString.lowercased(), references: entry.references.map { LedgerScope.split($0).reference.rawValue },
+                retractedAt: entry.retractedAt, account: of)
+        }
+        // What the page read counts, not what the account filter kept: a page of other accounts' retractions moves the
+        // cursor past them (200), and only a page of none is "nothing new" (304).
         let validator = FeedValidator(
-            appID: appID, device: device, since: cursor, limit: limit, horizon: page.horizon, listed: page.retractions.count)
+            appID: appID, device: device, since: cursor, limit: limit, horizon: page.horizon, listed: page.retractions.count,
+            account: scope)
         if asked != nil, page.retractions.isEmpty {
             feedMetrics.answered(.readUnchanged)
             return Self.notModified(validator)
         }
         feedMetrics.answered(.read)
-        let view = DeviceFeedView(
-            retractions: page.retractions.map {
-                .init(id: $0.id.uuidString.lowercased(), references: $0.references.map(\.rawValue), retractedAt: $0.retractedAt)
-            },
-            cursor: page.cursor.encoded, hasMore: page.hasMore)
+        let view = DeviceFeedView(retractions: entries, cursor: page.cursor.encoded, hasMore: page.hasMore)
         return Answer(.ok, json: view.json, headers: Self.feedHeaders(validator)).response
     }
 

@@ -66,5 +66,9 @@ package struct Migration: Hashable, Sendable {
         Migration(version: 21, name: "0021_edits.sql", sql: String(decoding: PackageResources._021_edits_sql, as: UTF8.self)),
         Migration(
             version: 22, name: "0022_device_page.sql", sql: String(decoding: PackageResources._022_device_page_sql, as: UTF8.self)),
+        Migration(
+            version: 23, name: "0023_quiet_carriers.sql",
+            sql: String(decoding: PackageResources._023_quiet_carriers_sql, as: UTF8.self)),
+        Migration(version: 24, name: "0024_accounts.sql", sql: String(decoding: PackageResources._024_accounts_sql, as: UTF8.self)),
     ]
 }

@@ -13,12 +13,13 @@ extension RetractStore {
                 let rows = try await connection.query(
                     """
                     INSERT INTO apps (name, topic, environment, endpoint, dialect, auth_kind, key_id, team_id, key_path, certificate_path,
-                                      fcm_service_account_path, retraction_mode, retraction_text, approval_threshold,
-                                      approval_window_minutes)
+                                      fcm_service_account_path, retraction_mode, retraction_text, carrier_interruption_level,
+                                      approval_threshold, approval_window_minutes)
                     VALUES (\(registration.name), \(registration.topic), \(registration.environment.rawValue), \(registration.endpoint),
                             \(registration.dialect.rawValue), \(authKind), \(keyID), \(teamID), \(keyPath), \(certificatePath),
                             \(registration.fcmServiceAccountPath), \(registration.retractionMode.rawValue), \(registration.retractionText),
-                            \(registration.approvalThreshold), \(registration.approvalWindowMinutes))
+                            \(registration.carrierInterruption.rawValue), \(registration.approvalThreshold),
+                            \(registration.approvalWindowMinutes))
                     RETURNING \(unescaped: Self.appColumns)
                     """,
                     logger: logger
@@ -63,13 +64,16 @@ extension RetractStore {
                     UPDATE apps SET endpoint = \(new.endpoint), auth_kind = \(will.kind), key_id = \(will.keyID), team_id = \(will.teamID),
                                     key_path = \(will.keyPath), certificate_path = \(will.certificatePath),
                                     fcm_service_account_path = \(new.fcmServiceAccountPath), retraction_mode = \(new.retractionMode.rawValue),
-                                    retraction_text = \(new.retractionText), approval_threshold = \(new.approvalThreshold),
+                                    retraction_text = \(new.retractionText),
+                                    carrier_interruption_level = \(new.carrierInterruption.rawValue),
+                                    approval_threshold = \(new.approvalThreshold),
                                     approval_window_minutes = \(new.approvalWindowMinutes)
                     WHERE id = \(old.id) AND endpoint IS NOT DISTINCT FROM \(old.endpoint) AND auth_kind = \(was.kind)
                       AND key_id IS NOT DISTINCT FROM \(was.keyID) AND team_id IS NOT DISTINCT FROM \(was.teamID)
                       AND key_path IS NOT DISTINCT FROM \(was.keyPath) AND certificate_path IS NOT DISTINCT FROM \(was.certificatePath)
                       AND fcm_service_account_path IS NOT DISTINCT FROM \(old.fcmServiceAccountPath)
                       AND retraction_mode = \(old.retractionMode.rawValue) AND retraction_text = \(old.retractionText)
+                      AND carrier_interruption_level = \(old.carrierInterruption.rawValue)
                       AND approval_threshold IS NOT DISTINCT FROM \(old.approvalThreshold)
                       AND approval_window_minutes = \(old.approvalWindowMinutes)
                     RETURNING \(unescaped: Self.appColumns)
@@ -121,7 +125,7 @@ extension RetractStore {
         """
         id, name, topic, environment, endpoint, dialect, auth_kind,
         key_id, team_id, key_path, certificate_path, created_at, fcm_service_account_path, retraction_mode, retraction_text,
-        approval_threshold, approval_window_minutes
+        approval_threshold, approval_window_minutes, carrier_interruption_level
         """
 
     private static func apps(from rows: PostgresRowSequence) async throws -> [App] {
@@ -132,7 +136,7 @@ extension RetractStore {
                 (Int64, String, String, String, String?, String, String).self)
             let (keyID, teamID, keyPath, certificatePath, createdAt, fcmServiceAccountPath, mode, text) = try columns.next(
                 (String?, String?, String?, String?, Date, String?, String, String).self)
-            let (approvalThreshold, approvalWindowMinutes) = try columns.next((Int?, Int).self)
+            let (approvalThreshold, approvalWindowMinutes, interruption) = try columns.next((Int?, Int, String).self)
             let authentication: App.Authentication =
                 switch authKind {
                 case "certificate": .certificate(path: certificatePath ?? "")
@@ -149,6 +153,7 @@ extension RetractStore {
                     fcmServiceAccountPath: fcmServiceAccountPath,
                     retractionMode: RetractionMode(rawValue: mode) ?? .background,
                     retractionText: text,
+                    carrierInterruption: RetractionAPS.Interruption(rawValue: interruption) ?? .passive,
                     approvalThreshold: approvalThreshold,
                     approvalWindowMinutes: approvalWindowMinutes,
                     createdAt: createdAt

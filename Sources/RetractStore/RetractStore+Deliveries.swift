@@ -354,7 +354,17 @@ extension RetractStore {
             if let collapseID = delivery.collapseID, let problem = Delivery.problem(withCollapseID: collapseID) {
                 throw StoreError(.invalidInput, "\(field).collapseId: \(problem)")
             }
-            if let (name, problem) = delivery.labels.problem {
+            // A reference of an account: the reference as a reference, the account as an account (LedgerScope).
+            let (account, reference) = LedgerScope.split(delivery.reference)
+            do {
+                _ = try ReferenceID(validating: reference.rawValue, field: "reference")
+            } catch {
+                throw StoreError(.invalidInput, "\(field).\(error)")
+            }
+            if let account, let problem = AccountName.problem(with: account) {
+                throw StoreError(.invalidInput, "\(field).account: \(problem)")
+            }
+            if let (name, problem) = delivery.labels.ledgerProblem {
                 throw StoreError(.invalidInput, "\(field).\(name): \(problem)")
             }
         }
@@ -374,7 +384,7 @@ extension RetractStore {
     }
 
     static func describe(_ references: [ReferenceID]) -> String {
-        let shown = references.prefix(3).map { "\"\($0)\"" }.joined(separator: ", ")
+        let shown = references.prefix(3).map { "\"\(LedgerScope.shown($0.rawValue))\"" }.joined(separator: ", ")
         return references.count > 3 ? "\(shown) and \(references.count - 3) more" : shown
     }
 }

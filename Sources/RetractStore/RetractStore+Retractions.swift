@@ -129,7 +129,7 @@ extension RetractStore {
     ) async throws -> Retraction {
         let subject = id.uuidString.lowercased()
         let action = request.edit == nil ? "retraction.created" : "edit.created"
-        let described = selector.map { $0.description } ?? refs.joined(separator: ",")
+        let described = selector.map { $0.description } ?? refs.map(LedgerScope.shown).joined(separator: ",")
         let rows = try await connection.query(
             """
             WITH awaits AS (

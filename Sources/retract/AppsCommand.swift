@@ -76,6 +76,12 @@ struct AppsCommand: AsyncParsableCommand {
 
         @Option(
             help: ArgumentHelp(
+                "How the alerts of service-extension and replace retractions and edits interrupt on iOS 15 and later: passive (listed without lighting the screen or a sound) or active.",
+                valueName: "LEVEL"))
+        var carrierInterruptionLevel: RetractionAPS.Interruption = .passive
+
+        @Option(
+            help: ArgumentHelp(
                 "A retraction of more devices than this waits until another key or user approves it (0: every one).",
                 valueName: "DEVICES"))
         var approvalThreshold: Int?
@@ -135,7 +141,8 @@ struct AppsCommand: AsyncParsableCommand {
             let registration = AppRegistration(
                 name: name, topic: topic, environment: environment, endpoint: endpoint, dialect: dialect, authentication: authentication,
                 fcmServiceAccountPath: fcmPath, retractionMode: retractionMode, retractionText: retractionText,
-                approvalThreshold: approvalThreshold, approvalWindowMinutes: approvalWindowMinutes)
+                carrierInterruption: carrierInterruptionLevel, approvalThreshold: approvalThreshold,
+                approvalWindowMinutes: approvalWindowMinutes)
             if let problem = registration.problem {
                 throw RetractError(problem).naming(Self.flags)
             }
@@ -202,6 +209,9 @@ struct AppsCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("What the alert of a service-extension or replace retraction shows.", valueName: "TEXT"))
         var retractionText: String?
 
+        @Option(help: ArgumentHelp("passive or active: how alert carriers interrupt on iOS 15 and later.", valueName: "LEVEL"))
+        var carrierInterruptionLevel: RetractionAPS.Interruption?
+
         @Option(
             help: ArgumentHelp(
                 "A retraction of more devices than this waits for another's approval (0: every one); none for no approval.",
@@ -222,7 +232,8 @@ struct AppsCommand: AsyncParsableCommand {
                 guard !change.isEmpty else {
                     throw RetractError(
                         .invalidInput,
-                        "nothing to change: give --retraction-mode, --retraction-text, --approval-threshold, --endpoint or a credential")
+                        "nothing to change: give --retraction-mode, --retraction-text, --carrier-interruption-level, --approval-threshold, --endpoint or a credential"
+                    )
                 }
                 let settings = APNsSettings(certificatePassphrase: EngineOptions.certificatePassphrase())
                 let (before, app) = try await database.withStore { store in
@@ -252,7 +263,8 @@ struct AppsCommand: AsyncParsableCommand {
             func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
             var change = AppChange(
                 keyID: keyID, teamID: teamID, keyPath: keyPath.map(absolute), certificatePath: certificate.map(absolute),
-                retractionMode: retractionMode, retractionText: retractionText, approvalWindowMinutes: approvalWindowMinutes)
+                retractionMode: retractionMode, retractionText: retractionText, carrierInterruption: carrierInterruptionLevel,
+                approvalWindowMinutes: approvalWindowMinutes)
             if let approvalThreshold {
                 guard approvalThreshold == "none" || Int(approvalThreshold) != nil else {
                     throw RetractError(.invalidInput, "--approval-threshold: \"\(approvalThreshold)\" is not a number of devices, or none")
@@ -303,6 +315,7 @@ private func describe(_ app: App) -> String {
     }
     if let path = app.fcmServiceAccountPath { parts.append("FCM service account at \(path)") }
     parts.append("retractions in \(app.retractionMode.rawValue) mode")
+    if app.carrierInterruption == .active { parts.append("alert carriers active (they light the screen)") }
     if let threshold = app.approvalThreshold {
         parts.append("retractions of more than \(threshold) devices wait for approval for \(app.approvalWindowMinutes) minutes")
     }
@@ -313,6 +326,7 @@ extension App.Environment: ExpressibleByArgument {}
 extension PayloadDialect: ExpressibleByArgument {}
 extension RetractionMode: ExpressibleByArgument {}
 extension AndroidDisplay: ExpressibleByArgument {}
+extension RetractionAPS.Interruption: ExpressibleByArgument {}
 
 /// Prints a value as pretty JSON with sorted keys.
 func printJSON(_ value: some Encodable) throws {

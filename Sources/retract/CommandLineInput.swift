@@ -58,3 +58,14 @@ struct LabelOptions: ParsableArguments {
     /// The flag of each label, for naming one in an error.
     static let flags = Dictionary(uniqueKeysWithValues: RetractionSelector.Kind.allCases.map { ($0.rawValue, "--\($0.rawValue)") })
 }
+
+/// The account a delivery, a send, a retraction or an edit is of, where one
+/// app on a phone holds several (docs/api.md, "Accounts").
+struct AccountOption: ParsableArguments {
+    @Option(
+        name: .customLong("account"),
+        help: ArgumentHelp(
+            "The account it is of, where one app on a phone holds several (servers, workspaces); none: the app's only account.",
+            valueName: "ACCOUNT"))
+    var account: String?
+}

@@ -208,7 +208,9 @@ struct DemoCommand: AsyncParsableCommand {
                 let iPhones = reached.intersection(devicesByService.first { $0.service == .apns }?.tokens ?? [])
                 let why =
                     screens.notices > 0
-                    ? "\(screens.notices) show \"\(RetractionMode.defaultText)\" in its place"
+                    ? "\(screens.notices) show \"\(RetractionMode.defaultText)\" in its place, "
+                        + (screens.woken == 0
+                            ? "and no screen lit for it: the carriers are passive" : "\(screens.woken) lit the screen for it")
                     : showing.isEmpty ? "none" : "force-quit or throttled: iOS never handed the app the silent push"
                 print(
                     "     iPhones:        \(iPhones.count - showing.count) of the \(iPhones.count) reachable removed it; \(showing.count) still show it (\(why))"

@@ -165,6 +165,8 @@ struct DemoServices {
         var original: [PushService: Set<DeviceToken>] = [:]
         /// iPhones showing the retraction text in its place.
         var notices = 0
+        /// iPhones whose screen a retraction's push lit (a carrier shown as an active alert).
+        var woken = 0
 
         var all: Set<DeviceToken> { original.values.reduce(into: []) { $0.formUnion($1) } }
     }
@@ -182,7 +184,10 @@ struct DemoServices {
         for (index, service, token) in Self.numbered(devices) {
             switch service {
             case .apns:
-                let screen = await APNsSimulatedDevice.replay(apns?.simulator.inbox(for: token.hex) ?? [], on: Self.phone(at: index))
+                let inbox = apns?.simulator.inbox(for: token.hex) ?? []
+                let screen = await APNsSimulatedDevice.replay(inbox, on: Self.phone(at: index))
+                let retractions = inbox.filter { RetractPayload.read($0.userInfo).retraction != nil }.map(\.apnsID)
+                if screen.wasWoken(byAnyOf: retractions) { screens.woken += 1 }
                 // A carrier shown with the retraction text names the reference too; it is not the original.
                 let shown = screen.showing.filter { screen.texts[$0.identifier] != RetractionMode.defaultText }
                 if shown.contains(where: { $0.referenceID == reference }) { screens.original[.apns, default: []].insert(token) }

@@ -55,6 +55,7 @@ struct EditCommand: AsyncParsableCommand {
     @Option(help: "Makes a repeated command resume the first edit instead of starting another.")
     var idempotencyKey: String?
 
+    @OptionGroup var scope: AccountOption
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -69,11 +70,11 @@ struct EditCommand: AsyncParsableCommand {
                 let (edit, _) = try await engine.startRetraction(
                     app: app, target: .references([reference]), requestedBy: AppsCommand.Add.actor, reason: reason, dryRun: dryRun,
                     idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode,
-                    edit: NotificationEdit(title: title, body: body))
+                    edit: NotificationEdit(title: title, body: body), account: scope.account)
                 return try await NotificationCommand.account(of: edit, app: app, engine: engine, following: !noWait)
             }
         } catch {
-            let flags = ["mode": "--mode", "title": "--title", "body": "--body", "reference": "REFERENCE"]
+            let flags = ["mode": "--mode", "title": "--title", "body": "--body", "reference": "REFERENCE", "account": "--account"]
             throw fail("edit", (error as? RetractError)?.naming(flags) ?? error)
         }
         try NotificationCommand.show(account, json: json)

@@ -15,11 +15,17 @@ struct Match: AsyncParsableCommand {
             "...", "channel": "..."} (StatusBarNotification's tag and id, the notification's extras, group \
             and channel id; one of tag and id is needed), matched as RetractKit for Android matches it: by \
             its tag, the custom data in its extras, and its group as its conversation. An Android \
-            notification is listed by its tag, tag#id when its id is not 0, #id without a tag. \
-            scripts/android-match takes the same files and prints the same.
+            notification is listed by its tag, tag#id when its id is not 0, #id without a tag. An Android \
+            conversation notification (RetractKit for Android's MessagingStyle model) adds "conversation": \
+            {"thread": "...", "account": "...", "messages": [{"reference": "...", "text": "...", "sender": "..."}]} \
+            (account and sender optional; its tag, when given, is "conversation:" and the thread, within its \
+            account). scripts/android-match takes the same files and prints the same.
 
             Prints one JSON object: {"retraction": true|false, "references": [...], "threads": [...], "remove": [...], \
-            "diagnostics": [{"key": "...", "problem": "..."}]}. For an edit (pushNotificationEdit), "references" are \
+            "diagnostics": [{"key": "...", "problem": "..."}]}. "account" follows "threads" when the push names one \
+            (pushNotificationAccount). "rebuilt": [{"name": "...", "messages": [{"reference": "...", "text": "..."}]}] \
+            follows "remove" when conversations were re-posted without some of their messages or with an edit's words. \
+            For an edit (pushNotificationEdit), "references" are \
             what it edits, and "edit": {"title": "..."|null, "body": "..."}, "edited": [...] (what now shows the new \
             text) come before "diagnostics". A value a device cannot read is left out \
             and the rest of the push is read; each such value is a diagnostic, also printed on stderr.
@@ -39,7 +45,7 @@ struct Match: AsyncParsableCommand {
 
     func run() async throws {
         let userInfo: [String: Any]
-        let delivered: [DeliveredNotification]
+        let delivered: [Delivered]
         do {
             userInfo = try readPush()
             delivered = try readDelivered()
@@ -52,19 +58,51 @@ struct Match: AsyncParsableCommand {
         for problem in reading.diagnostics {
             printError("retract match: warning: \(pushPath): \(problem)")
         }
-        let center = InMemoryNotificationCenter(delivered: delivered)
-        let report = await RetractionHandler(center: center).handle(reading)
-        let removed = report.outcome.identifiers
+        let center = InMemoryNotificationCenter(delivered: delivered.compactMap(\.notification))
+        var report = await RetractionHandler(center: center).handle(reading)
+        // Conversation notifications go by their messages, as RetractKit for Android takes them.
+        var removed = report.outcome.identifiers
+        var rebuilt: [AndroidConversation] = []
+        // One notification per tag: a later one in the list takes an earlier one's place, as on a phone.
+        var conversations: [AndroidConversation] = []
+        for conversation in delivered.compactMap(\.conversation) {
+            conversations.removeAll { $0.tag == conversation.tag }
+            conversations.append(conversation)
+        }
+        for conversation in conversations {
+            if let references = reading.retraction {
+                guard let left = conversation.retracted(by: references, threads: reading.retractedThreads, account: reading.account) else {
+                    removed.append(conversation.tag)
+                    continue
+                }
+                if left != conversation { rebuilt.append(left) }
+            } else if let edit = report.edit {
+                guard conversation.holds(anyOf: edit.edit.references, account: edit.edit.account) else { continue }
+                rebuilt.append(conversation.edited(by: edit.edit.references, account: edit.edit.account, text: edit.edit.body))
+                report.edit?.edited.append(conversation.tag)
+            }
+        }
         print(
             MatchReport(
                 isRetraction: report.outcome != .notARetraction,
                 references: (report.edit?.edit.references ?? report.references).map(\.rawValue),
                 threads: Array(report.threads),
+                account: reading.account,
                 removed: removed,
+                rebuilt: rebuilt,
                 edit: report.edit,
                 diagnostics: report.diagnostics
             ).json
         )
+    }
+
+    /// One notification of the delivered list: one matching sees as it is, or an Android conversation.
+    private enum Delivered {
+        case single(DeliveredNotification)
+        case conversation(AndroidConversation)
+
+        var notification: DeliveredNotification? { if case .single(let notification) = self { notification } else { nil } }
+        var conversation: AndroidConversation? { if case .conversation(let conversation) = self { conversation } else { nil } }
     }
 
     private func readPush() throws(InputFile.Problem) -> [String: Any] {
@@ -76,19 +114,26 @@ struct Match: AsyncParsableCommand {
         return object
     }
 
-    private func readDelivered() throws(InputFile.Problem) -> [DeliveredNotification] {
+    private func readDelivered() throws(InputFile.Problem) -> [Delivered] {
         let file = InputFile(path: deliveredPath)
         let json = try file.json()
         guard let elements = json as? [Any] else {
             throw file.problem("expected a JSON array of {\"identifier\", \"userInfo\"}, found \(jsonKind(json))")
         }
-        var delivered: [DeliveredNotification] = []
+        var delivered: [Delivered] = []
         for (index, element) in elements.enumerated() {
             guard let object = element as? [String: Any] else {
                 throw file.problem("element \(index): expected an object, found \(jsonKind(element))")
             }
             if object["identifier"] == nil, object["tag"] != nil || object["id"] != nil {
-                delivered.append(try androidNotification(object, file: file, at: "element \(index): "))
+                let at = "element \(index): "
+                let notification = try androidNotification(object, file: file, at: at)
+                if let conversation = object["conversation"] {
+                    delivered.append(
+                        .conversation(try androidConversation(conversation, tag: object["tag"] as? String, file: file, at: at)))
+                } else {
+                    delivered.append(.single(notification))
+                }
                 continue
             }
             guard let identifier = object["identifier"] as? String else {
@@ -104,9 +149,50 @@ struct Match: AsyncParsableCommand {
             guard thread == nil || thread is String else {
                 throw file.problem("element \(index): \"threadIdentifier\" must be a string, found \(jsonKind(thread!))")
             }
-            delivered.append(DeliveredNotification(identifier: identifier, userInfo: userInfo, threadIdentifier: thread as? String))
+            delivered.append(
+                .single(DeliveredNotification(identifier: identifier, userInfo: userInfo, threadIdentifier: thread as? String)))
         }
         return delivered
+    }
+
+    /// An Android conversation notification's `"conversation"`: its thread,
+    /// account and messages, each message a reference and its text.
+    private func androidConversation(
+        _ value: Any, tag: String?, file: InputFile, at: String
+    ) throws(InputFile.Problem) -> AndroidConversation {
+        guard let object = value as? [String: Any] else {
+            throw file.problem(at + "\"conversation\" must be an object, found \(jsonKind(value))")
+        }
+        guard let thread = object["thread"] as? String, !thread.isEmpty else {
+            throw file.problem(at + "\"conversation.thread\" must be a non-empty string, found \(jsonKind(object["thread"] ?? NSNull()))")
+        }
+        let account = object["account"]
+        guard account == nil || account is String else {
+            throw file.problem(at + "\"conversation.account\" must be a string, found \(jsonKind(account!))")
+        }
+        guard let list = object["messages"] as? [Any] else {
+            throw file.problem(at + "\"conversation.messages\" must be an array, found \(jsonKind(object["messages"] ?? NSNull()))")
+        }
+        var messages: [AndroidConversation.Message] = []
+        for (index, element) in list.enumerated() {
+            let message = element as? [String: Any]
+            let reference = message?["reference"]
+            let written =
+                (reference as? String).flatMap { $0.isEmpty ? nil : $0 }
+                ?? (reference.flatMap { isJSONBoolean($0) ? nil : $0 as? NSNumber }.flatMap { Int64(exactly: $0.doubleValue) }.map(
+                    String.init))
+            guard let written, let text = message?["text"] as? String, message?["sender"] == nil || message?["sender"] is String else {
+                throw file.problem(
+                    at + "\"conversation.messages[\(index)]\" must be an object with a \"reference\" (a string or an integer), "
+                        + "a \"text\" (a string) and maybe a \"sender\" (a string)")
+            }
+            messages.append(AndroidConversation.Message(reference: ReferenceID(written), text: text, sender: message?["sender"] as? String))
+        }
+        let conversation = AndroidConversation(account: account as? String, thread: thread, messages: messages)
+        if let tag, tag != conversation.tag {
+            throw file.problem(at + "\"tag\" of a conversation must be \(JSONText.quoted(conversation.tag)), found \(JSONText.quoted(tag))")
+        }
+        return conversation
     }
 
     /// An Android notification: `{"tag", "id", "extras", "group", "channel"}`,
@@ -141,7 +227,11 @@ struct MatchReport {
     var isRetraction: Bool
     var references: [String]
     var threads: [String]
+    /// The account the push names; nil leaves `account` out of the line.
+    var account: String? = nil
     var removed: [String]
+    /// Conversations re-posted: their messages after the push, in order; none leaves `rebuilt` out.
+    var rebuilt: [AndroidConversation] = []
     /// What an edit push changed; nil for any other push, whose line has no `edit` and `edited`.
     var edit: EditReport?
     var diagnostics: [RetractPayloadError]
@@ -158,8 +248,19 @@ struct MatchReport {
             let title = edit.edit.title.map(JSONText.quoted) ?? "null"
             edited = #""edit": {"title": \#(title), "body": \#(JSONText.quoted(edit.edit.body))}, "edited": \#(list(edit.edited)), "#
         }
-        return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "threads": \#(list(threads)), "#
-            + #""remove": \#(list(removed)), "# + edited
+        let named = account.map { #""account": \#(JSONText.quoted($0)), "# } ?? ""
+        var conversations = ""
+        if !rebuilt.isEmpty {
+            let entries = rebuilt.sorted { $0.tag < $1.tag }.map { conversation in
+                let messages = conversation.messages.map {
+                    #"{"reference": \#(JSONText.quoted($0.reference.rawValue)), "text": \#(JSONText.quoted($0.text))}"#
+                }
+                return #"{"name": \#(JSONText.quoted(conversation.tag)), "messages": [\#(messages.joined(separator: ", "))]}"#
+            }
+            conversations = #""rebuilt": [\#(entries.joined(separator: ", "))], "#
+        }
+        return #"{"retraction": \#(isRetraction), "references": \#(list(references)), "threads": \#(list(threads)), "# + named
+            + #""remove": \#(list(removed)), "# + conversations + edited
             + #""diagnostics": [\#(problems.joined(separator: ", "))]}"#
     }
 }

@@ -87,6 +87,7 @@ struct NotificationCommand: AsyncParsableCommand {
             valueName: "SECONDS"))
     var lease: Int?
 
+    @OptionGroup var scope: AccountOption
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -111,7 +112,8 @@ struct NotificationCommand: AsyncParsableCommand {
                 if !dryRun { try engine.checkCredentials(of: app) }
                 let (retraction, unknown) = try await engine.startRetraction(
                     app: app, target: target, requestedBy: AppsCommand.Add.actor, reason: reason,
-                    dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode, badge: badge, text: text)
+                    dryRun: dryRun, idempotencyKey: idempotencyKey, requireRecorded: true, mode: mode, badge: badge, text: text,
+                    account: scope.account)
                 if !unknown.isEmpty {
                     printError(
                         "retract notification: warning: no delivery of \(unknown.map(\.rawValue).joined(separator: ", ")) was recorded; retracting the others"
@@ -125,8 +127,11 @@ struct NotificationCommand: AsyncParsableCommand {
                 return try await Self.account(of: retraction, app: app, engine: engine, following: !noWait)
             }
         } catch {
-            let flags = ["mode": "--mode", "badge": "--badge", "text": "--text", "sentAfter": "--since", "sentBefore": "--until"]
-                .merging(LabelOptions.flags) { given, _ in given }
+            let flags = [
+                "mode": "--mode", "badge": "--badge", "text": "--text", "sentAfter": "--since", "sentBefore": "--until",
+                "account": "--account",
+            ]
+            .merging(LabelOptions.flags) { given, _ in given }
             throw fail("notification", (error as? RetractError)?.naming(flags) ?? error)
         }
         try Self.show(account, json: json)

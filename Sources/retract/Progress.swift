@@ -59,7 +59,8 @@ extension RetractionView {
     /// The account as the commands print it.
     var printed: String {
         let inMode = mode == RetractionMode.background.rawValue ? "" : ", \(mode) mode"
-        var lines = ["\(edit == nil ? "retraction" : "edit") \(id) of \(subject) (app \(app)\(inMode)): \(state)"]
+        let ofAccount = account.map { ", account \($0)" } ?? ""
+        var lines = ["\(edit == nil ? "retraction" : "edit") \(id) of \(subject) (app \(app)\(ofAccount)\(inMode)): \(state)"]
         if let edit { lines.append("  new text: " + (edit.title.map { "\($0): " } ?? "") + edit.body) }
         if let referencesMatched { lines.append("  matched: \(referencesMatched) references on \(total) devices") }
         if dryRun {

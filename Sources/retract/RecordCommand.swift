@@ -41,6 +41,7 @@ struct RecordCommand: AsyncParsableCommand {
     var noWait = false
 
     @OptionGroup var labels: LabelOptions
+    @OptionGroup var scope: AccountOption
     @OptionGroup var tokens: TokenOptions
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
@@ -54,11 +55,12 @@ struct RecordCommand: AsyncParsableCommand {
             let tokens = try tokens.read()
             let sentAt = try sentDate()
             let reference = try ReferenceID(argument: reference, name: "--reference")
-            let (noWait, collapseID, labels) = (noWait, collapseID, labels.labels)
+            let (noWait, collapseID, labels, account) = (noWait, collapseID, labels.labels, scope.account)
             exitCode = try await engine.withEngine(database) { engine in
                 let app = try await engine.app(named: app)
                 let recorded = try await engine.recordReporting(
-                    app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels)
+                    app: app, reference: reference, tokens: tokens, sentAt: sentAt, via: service, collapseID: collapseID, labels: labels,
+                    account: account)
                 print("recorded \(recorded.new) new deliveries of \(reference) (\(tokens.count) tokens given)")
                 var exitCode: Int32 = 0
                 // Sent here only where the app's credentials can be used; otherwise the workers (retract serve) send it.
@@ -82,7 +84,10 @@ struct RecordCommand: AsyncParsableCommand {
             }
         } catch let error as RetractError {
             throw fail(
-                "record", error.naming(["sentAt": "--sent-at", "collapseId": "--collapse-id"].merging(LabelOptions.flags) { a, _ in a }))
+                "record",
+                error.naming(
+                    ["sentAt": "--sent-at", "collapseId": "--collapse-id", "account": "--account"].merging(LabelOptions.flags) { a, _ in a }
+                ))
         } catch {
             throw fail("record", error)
         }
@@ -139,6 +144,7 @@ struct SendCommand: AsyncParsableCommand {
     var json = false
 
     @OptionGroup var labels: LabelOptions
+    @OptionGroup var scope: AccountOption
     @OptionGroup var tokens: TokenOptions
     @OptionGroup var engine: EngineOptions
     @OptionGroup var database: DatabaseOptions
@@ -155,18 +161,20 @@ struct SendCommand: AsyncParsableCommand {
                 throw RetractError(.invalidInput, "--payload \(error)")
             }
             let collapse = try collapseChoice()
-            let labels = labels.labels
+            let (labels, account) = (labels.labels, scope.account)
             let reference = try ReferenceID(argument: reference, name: "--reference")
             report = try await engine.withEngine(database) { engine in
                 try await engine.send(
                     app: try await engine.app(named: app), reference: reference, tokens: tokens, payload: payload,
-                    collapseID: collapse, labels: labels, via: service, androidDisplay: androidDisplay)
+                    collapseID: collapse, labels: labels, via: service, androidDisplay: androidDisplay, account: account)
             }
         } catch let error as RetractError {
             throw fail(
                 "send",
                 error.naming(
-                    ["payload": "--payload", "collapseID": "--collapse-id", "tokens": "--token"].merging(LabelOptions.flags) { a, _ in a }))
+                    ["payload": "--payload", "collapseID": "--collapse-id", "tokens": "--token", "account": "--account"].merging(
+                        LabelOptions.flags
+                    ) { a, _ in a }))
         } catch {
             throw fail("send", error)
         }

@@ -103,6 +103,12 @@ struct SimulatorCommand: AsyncParsableCommand {
             valueName: "SECONDS"))
     var burstWindow: TimeInterval = 10
 
+    @Option(
+        help: ArgumentHelp(
+            "The iOS the phones run: passive alerts light no screen from 15, the filtering entitlement hides alerts from 13.3.",
+            valueName: "VERSION"))
+    var iosVersion = IOSVersion.current.description
+
     func run() async throws {
         // Scripts read the port from the first line, often through a file.
         lineBufferStandardOutput()
@@ -110,7 +116,11 @@ struct SimulatorCommand: AsyncParsableCommand {
         var unregisteredTokens: [String: Date] = [:]
         let phoneMix: APNsPhoneMix
         do {
-            phoneMix = try Self.phoneMix(phones, serviceExtension: serviceExtension, budget: backgroundBudget, burstWindow: burstWindow)
+            guard let version = IOSVersion(iosVersion) else {
+                throw RetractError(.invalidInput, "--ios-version \(iosVersion): an iOS version such as 17.0")
+            }
+            phoneMix = try Self.phoneMix(
+                phones, serviceExtension: serviceExtension, budget: backgroundBudget, burstWindow: burstWindow, iOSVersion: version)
             for key in keys {
                 let parts = key.split(separator: ":", maxSplits: 2).map(String.init)
                 guard parts.count == 3 else { throw RetractError(.invalidInput, "--key \(key): expected KEYID:TEAMID:PEM-FILE") }
@@ -189,7 +199,8 @@ struct SimulatorCommand: AsyncParsableCommand {
 
     /// `background=80,force-quit=15,over-budget=5` as a mix of phones.
     static func phoneMix(
-        _ text: String, serviceExtension: APNsSimulatedDevice.Phone.ServiceExtension, budget: Int, burstWindow: TimeInterval = 0
+        _ text: String, serviceExtension: APNsSimulatedDevice.Phone.ServiceExtension, budget: Int, burstWindow: TimeInterval = 0,
+        iOSVersion: IOSVersion = .current
     ) throws(RetractError) -> APNsPhoneMix {
         guard budget >= 0 else { throw RetractError(.invalidInput, "--background-budget \(budget): 0 or more") }
         guard burstWindow >= 0, burstWindow.isFinite else {
@@ -202,7 +213,7 @@ struct SimulatorCommand: AsyncParsableCommand {
                 throw RetractError(.invalidInput, "--phones \(part): expected KIND=PERCENT, such as force-quit=15")
             }
             var phone = APNsSimulatedDevice.Phone(
-                serviceExtension: serviceExtension, backgroundBudget: budget, burstWindow: burstWindow)
+                serviceExtension: serviceExtension, backgroundBudget: budget, burstWindow: burstWindow, iOSVersion: iOSVersion)
             switch pair[0] {
             case "over-budget": phone.backgroundBudget = 0
             case let kind:

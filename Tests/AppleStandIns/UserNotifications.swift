@@ -127,6 +127,12 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
     /// API_AVAILABLE(macos(12.0), ios(15.0), watchos(8.0), tvos(15.0));`
     @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
     open var interruptionLevel: UNNotificationInterruptionLevel { standIn() }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, readonly, assign) double relevanceScore
+    /// API_AVAILABLE(macos(12.0), ios(15.0), watchos(8.0), tvos(15.0));`
+    /// D: https://developer.apple.com/documentation/usernotifications/unnotificationcontent/relevancescore
+    /// (0 to 1: the notification summary ranks by it).
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    open var relevanceScore: Double { standIn() }
 
     /// H: NSCopying.
     open func copy(with zone: NSZone? = nil) -> Any { standIn() }
@@ -180,6 +186,13 @@ open class UNMutableNotificationContent: UNNotificationContent {
     /// API_AVAILABLE(macos(12.0), ios(15.0), watchos(8.0), tvos(15.0));`
     @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
     open override var interruptionLevel: UNNotificationInterruptionLevel {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// H: `@property (NS_NONATOMIC_IOSONLY, assign) double relevanceScore
+    /// API_AVAILABLE(macos(12.0), ios(15.0), watchos(8.0), tvos(15.0));`
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    open override var relevanceScore: Double {
         get { standIn() }
         set { standIn() }
     }

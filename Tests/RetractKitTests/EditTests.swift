@@ -25,7 +25,8 @@ struct EditTests {
                 == #"{"aps":{"content-available":1},"notificationCustomData":{"pushNotificationReferenceId":"msg-8812","pushNotificationEdit":{"title":"Ada","body":"See you at 9?"}}}"#
         )
         let legacy = try PayloadBuilder(dialect: .legacy).editBody(
-            for: "233", edit: NotificationEdit(body: "Spring sale: 25% off"), aps: .alert(title: nil, body: "Spring sale: 25% off"))
+            for: "233", edit: NotificationEdit(body: "Spring sale: 25% off"),
+            aps: .alert(title: nil, body: "Spring sale: 25% off", interruption: .active))
         #expect(
             legacy.utf8String
                 == #"{"aps":{"alert":{"body":"Spring sale: 25% off"}},"notifcationCustomData":{"pushNotificationReferanceId":233,"pushNotificationEdit":{"body":"Spring sale: 25% off"}}}"#
@@ -40,10 +41,15 @@ struct EditTests {
         let reading = RetractPayload.read(try userInfo(canonical.utf8String))
         #expect(reading.retraction == nil)
         #expect(reading.edit == RetractPayload.Edit(references: ["msg-8812"], title: "Ada", body: "See you at 9?"))
+        // Alerts are passive and ranked last unless the app asks for active ones; never with a sound.
         #expect(
             RetractionAPS.alert(title: "Ada", body: "hi", mutableContent: true, thread: "c-1").json
-                == #"{"alert":{"title":"Ada","body":"hi"},"mutable-content":1,"thread-id":"c-1"}"#)
-        #expect(RetractionAPS.alert("gone", badge: 0).json == #"{"alert":{"body":"gone"},"badge":0}"#)
+                == #"{"alert":{"title":"Ada","body":"hi"},"interruption-level":"passive","mutable-content":1,"relevance-score":0,"thread-id":"c-1"}"#
+        )
+        #expect(
+            RetractionAPS.alert("gone", badge: 0).json
+                == #"{"alert":{"body":"gone"},"badge":0,"interruption-level":"passive","relevance-score":0}"#)
+        #expect(RetractionAPS.alert("gone", badge: 0, interruption: .active).json == #"{"alert":{"body":"gone"},"badge":0}"#)
     }
 
     @Test func theAppShowsTheNewTextInPlaceOfEveryNotificationOfTheReferenceAndKeepsTheTitleWhenNoneComes() async throws {

@@ -14,8 +14,8 @@ final class FeedStub: @unchecked Sendable {
     /// What one request is answered with.
     enum Answer: Sendable {
         /// A feed page: each entry's references, then the cursor and whether
-        /// more follow, and its `ETag` when given.
-        case page([[String]], cursor: String, hasMore: Bool = false, etag: String? = nil)
+        /// more follow, its `ETag` when given, and each entry's account (none when not given).
+        case page([[String]], cursor: String, hasMore: Bool = false, etag: String? = nil, accounts: [String?] = [])
         /// 304 Not Modified, with an `ETag` when given.
         case notModified(etag: String?)
         /// Any status and JSON body.
@@ -91,9 +91,11 @@ private final class FeedStubProtocol: URLProtocol {
             return
         }
         switch stub.answer(request) {
-        case .page(let entries, let cursor, let hasMore, let etag):
+        case .page(let entries, let cursor, let hasMore, let etag, let accounts):
             let retractions = entries.enumerated().map { index, references in
-                ["id": "r\(index)", "references": references, "retractedAt": "2026-11-26T10:00:00Z"] as [String: Any]
+                var entry = ["id": "r\(index)", "references": references, "retractedAt": "2026-11-26T10:00:00Z"] as [String: Any]
+                if index < accounts.count, let account = accounts[index] { entry["account"] = account }
+                return entry
             }
             let page: [String: Any] = ["retractions": retractions, "cursor": cursor, "hasMore": hasMore]
             respond(200, (try? JSONSerialization.data(withJSONObject: page)) ?? Data(), etag: etag)

@@ -17,7 +17,7 @@ struct PayloadDocumentationTests {
 
     @Test func everyExampleIsJSONWhoseCustomDataReads() throws {
         let blocks = try jsonBlocks()
-        #expect(blocks.count == 13)  // FCM's blocks are checked by RetractFCMTests
+        #expect(blocks.count == 14)  // FCM's blocks are checked by RetractFCMTests
         for block in blocks {
             let reading = RetractPayload.read(try userInfo(block))
             #expect(reading.customData != nil, "\(block)")
@@ -45,6 +45,9 @@ struct PayloadDocumentationTests {
         #expect(
             try PayloadBuilder().retractionBody(for: ["m9"], addingWhatFitsOf: [.thread("conversation-77")]).body
                 == Data(threadAlong.utf8))
+        let account = try #require(blocks.first { $0.contains("pushNotificationAccount") })
+        #expect(try PayloadBuilder(account: "acme.zulipchat.com").retractionBodies(for: ["233"]) == [Data(account.utf8)])
+        #expect(RetractPayload.read(try userInfo(account)).account == "acme.zulipchat.com")
         let more = try #require(blocks.first { $0.contains("pushNotificationMoreInFeed") })
         #expect(RetractPayload.read(try userInfo(more)).customData?.moreInFeed == true)
         #expect(

@@ -85,7 +85,9 @@ struct DeliveryModeEndpointTests {
             #expect(status["sent"] as? Int == reached.count)
             for device in reached {
                 let screen = await APNsSimulatedDevice.replay(stage.apns.inbox(device))
-                #expect(screen.showing.isEmpty, "\(stage.apns.inbox(device).map { "\($0.pushType ?? "") \($0.receivedAt.timeIntervalSince1970)" })")
+                #expect(
+                    screen.showing.isEmpty,
+                    "\(stage.apns.inbox(device).map { "\($0.pushType ?? "") \($0.receivedAt.timeIntervalSince1970)" })")
             }
             for device in devices[reached.count...] { #expect(stage.apns.inbox(device).isEmpty) }
         }
@@ -94,13 +96,8 @@ struct DeliveryModeEndpointTests {
     @Test func aModeratorReplacesAMessageOnPhonesThatRunNoRetractKit() async throws {
         try await APIStage.with { stage in
             let admin = try await stage.key([.admin], apps: [], name: "ops")
-            let app = try await stage.call(
-                "POST", "/v1/apps", key: admin,
-                body: #"""
-                    {"name":"news","topic":"com.example.news","environment":"sandbox","endpoint":"\#(stage.apns.endpoint)",
-                     "keyID":"\#(SimulatedAPNs.keyID)","teamID":"\#(SimulatedAPNs.teamID)","keyPath":"\#(stage.apns.keyPath)",
-                     "retractionMode":"replace","retractionText":"Removed by the editors"}
-                    """#)
+            let app = try await Self.register(
+                "news", #""retractionMode":"replace","retractionText":"Removed by the editors""#, admin: admin, on: stage)
             #expect(app.status == 201, "\(app)")
             #expect(app.json?["retractionMode"] as? String == "replace")
             #expect(app.json?["retractionText"] as? String == "Removed by the editors")
@@ -158,6 +155,16 @@ struct DeliveryModeEndpointTests {
         }
     }
 
+    /// Registers app `name` (topic com.example.`name`) against the stage's APNs simulator, with `fields` (JSON members) more.
+    static func register(_ name: String, _ fields: String, admin: String, on stage: APIStage) async throws -> HTTPAnswer {
+        try await stage.call(
+            "POST", "/v1/apps", key: admin,
+            body: #"""
+                {"name":"\#(name)","topic":"com.example.\#(name)","environment":"sandbox","endpoint":"\#(stage.apns.endpoint)",
+                 "keyID":"\#(SimulatedAPNs.keyID)","teamID":"\#(SimulatedAPNs.teamID)","keyPath":"\#(stage.apns.keyPath)",\#(fields)}
+                """#)
+    }
+
     typealias Phone = APNsSimulatedDevice.Phone
 
     /// A phone in each state the model has: the app in the background, force-quit with an extension without and with
@@ -188,13 +195,9 @@ struct DeliveryModeEndpointTests {
         try await SimulatedFCM.with { fcm in
             try await APIStage.with(fcm: fcm) { stage in
                 let admin = try await stage.key([.admin], apps: [], name: "ops")
-                let registered = try await stage.call(
-                    "POST", "/v1/apps", key: admin,
-                    body: #"""
-                        {"name":"mixed","topic":"com.example.mixed","environment":"sandbox","endpoint":"\#(stage.apns.endpoint)",
-                         "keyID":"\#(SimulatedAPNs.keyID)","teamID":"\#(SimulatedAPNs.teamID)","keyPath":"\#(stage.apns.keyPath)",
-                         "fcmServiceAccountPath":"\#(fcm.serviceAccountPath)","dialect":"\#(dialect.rawValue)"}
-                        """#)
+                let registered = try await Self.register(
+                    "mixed", #""fcmServiceAccountPath":"\#(fcm.serviceAccountPath)","dialect":"\#(dialect.rawValue)""#, admin: admin,
+                    on: stage)
                 #expect(registered.status == 201, "\(registered)")
                 let app = try #require(try await stage.store.app(named: "mixed"))
                 let key = try await stage.key([.send, .retract, .read], apps: [app])
@@ -229,18 +232,76 @@ struct DeliveryModeEndpointTests {
         }
     }
 
+    /// A chat deletion in `service-extension` mode to phones in every state, extension or not: the carriers are passive,
+    /// so no phone's screen lights for it (the originals did). With the app's carriers made `active`, the next deletion
+    /// lights every phone that shows its carrier, and none whose extension hides it.
+    @Test func aDeletionInServiceExtensionModeWakesNoPhone() async throws {
+        try await APIStage.with { stage in
+            let admin = try await stage.key([.admin], apps: [], name: "ops")
+            let registered = try await Self.register("talk", #""retractionMode":"service-extension""#, admin: admin, on: stage)
+            #expect(registered.status == 201, "\(registered)")
+            #expect(registered.json?["carrierInterruptionLevel"] as? String == "passive")
+            let app = try #require(try await stage.store.app(named: "talk"))
+            let key = try await stage.key([.send, .retract, .read], apps: [app])
+            let phones = Self.phones + [Phone(serviceExtension: .unfiltered), Phone(serviceExtension: .filtering)]
+            let devices = TestTokens.tokens(0..<phones.count)
+            for reference in ["1", "2", "3"] {
+                let sent = try await stage.call(
+                    "POST", "/v1/notifications", key: key,
+                    body:
+                        #"{"app":"talk","reference":"\#(reference)","tokens":\#(APIStage.hex(devices)),"payload":{"aps":{"alert":{"body":"See you at 8?"},"sound":"default","mutable-content":1}}}"#
+                )
+                try #require(sent.status == 200, "\(sent)")
+            }
+            /// The phones each retraction's pushes woke, and what the last one left showing.
+            func retract(_ reference: String) async throws -> (woken: Int, screens: [APNsSimulatedDevice.Screen]) {
+                let before = Set(devices.flatMap { stage.apns.inbox($0).map(\.apnsID) })
+                let made = try await stage.call(
+                    "POST", "/v1/retractions", key: key, body: #"{"app":"talk","references":["\#(reference)"]}"#)
+                #expect(made.status == 202, "\(made)")
+                let status = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+                #expect(status["sent"] as? Int == phones.count, "\(status)")
+                var woken = 0
+                var screens: [APNsSimulatedDevice.Screen] = []
+                for (device, phone) in zip(devices, phones) {
+                    let inbox = stage.apns.inbox(device)
+                    let carriers = inbox.map(\.apnsID).filter { !before.contains($0) }
+                    #expect(carriers.count == 1)
+                    let screen = await APNsSimulatedDevice.replay(inbox, on: phone)
+                    if screen.wasWoken(byAnyOf: carriers) { woken += 1 }
+                    screens.append(screen)
+                }
+                return (woken, screens)
+            }
+            let quiet = try await retract("1")
+            #expect(quiet.woken == 0)
+            // Each phone still woke for its three originals: the model does light screens.
+            #expect(quiet.screens.allSatisfy { $0.woken.count == 3 }, "\(quiet.screens.map(\.woken.count))")
+            let carrier = try #require(stage.apns.inbox(devices[0]).last)
+            let aps = try #require(carrier.userInfo["aps"] as? [String: Any])
+            #expect(aps["interruption-level"] as? String == "passive")
+            #expect((aps["relevance-score"] as? NSNumber)?.intValue == 0)
+            #expect(aps["sound"] == nil)
+
+            let changed = try await stage.call("PATCH", "/v1/apps/talk", key: admin, body: #"{"carrierInterruptionLevel":"active"}"#)
+            #expect(changed.status == 200, "\(changed)")
+            #expect(changed.json?["carrierInterruptionLevel"] as? String == "active")
+            let loud = try await retract("2")
+            // Every phone shows its carrier but the two whose extension hides it.
+            #expect(loud.woken == phones.count - 2)
+            let refused = try await stage.call("PATCH", "/v1/apps/talk", key: admin, body: #"{"carrierInterruptionLevel":"silent"}"#)
+            #expect(refused.status == 422)
+            #expect(refused.json?["field"] as? String == "carrierInterruptionLevel")
+        }
+    }
+
     /// A retraction text no push could carry is refused when the app is registered, and nothing is registered.
     @Test func aRetractionTextOverTheLimitIsRefused() async throws {
         try await APIStage.with { stage in
             let admin = try await stage.key([.admin], apps: [], name: "ops")
             let text = String(repeating: "x", count: 1025)
-            let refused = try await stage.call(
-                "POST", "/v1/apps", key: admin,
-                body: #"""
-                    {"name":"news","topic":"com.example.news","environment":"sandbox","endpoint":"\#(stage.apns.endpoint)",
-                     "keyID":"\#(SimulatedAPNs.keyID)","teamID":"\#(SimulatedAPNs.teamID)","keyPath":"\#(stage.apns.keyPath)",
-                     "retractionMode":"replace","retractionText":"\#(text)"}
-                    """#)
+            let refused = try await Self.register(
+                "news", #""retractionMode":"replace","retractionText":"\#(text)""#, admin: admin, on: stage)
             #expect(refused.status == 422, "\(refused)")
             #expect(refused.json?["field"] as? String == "retractionText")
             #expect((refused.json?["detail"] as? String)?.contains("1025 bytes") == true, "\(refused)")

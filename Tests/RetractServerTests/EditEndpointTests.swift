@@ -34,7 +34,8 @@ struct EditEndpointTests {
                 #expect(push.collapseID == "slot-1")
                 #expect(
                     String(decoding: push.body, as: UTF8.self)
-                        == #"{"aps":{"alert":{"title":"Ada","body":"See you at 9?"},"mutable-content":1,"thread-id":"c-77"},"#
+                        == #"{"aps":{"alert":{"title":"Ada","body":"See you at 9?"},"interruption-level":"passive","mutable-content":1,"#
+                        + #""relevance-score":0,"thread-id":"c-77"},"#
                         + #""notificationCustomData":{"pushNotificationReferenceId":"m1","pushNotificationEdit":{"title":"Ada","body":"See you at 9?"}}}"#
                 )
                 // Not a retraction to any client: a RetractKit that knows no edits removes nothing.

@@ -160,6 +160,63 @@ struct FCMEndpointTests {
         }
     }
 
+    /// A chat app that shows one notification per conversation (RetractKit for
+    /// Android's `Conversations`): three messages of one conversation sent
+    /// through the API as app-shown data messages show as one notification of
+    /// three messages; deleting the middle one leaves the other two, without a
+    /// new alert; an edit changes one line, silently; deleting the
+    /// conversation clears it. Each step's screens are worked out by the Java
+    /// library run as a process, on what FCM handed each phone.
+    @Test func anAndroidConversationLosesExactlyTheRetractedMessageSilently() async throws {
+        let classes = try AndroidReplay.classes(root: Self.packageRoot)
+        try await Self.withDroid { stage, fcm, key, devices in
+            for (reference, words) in [("m1", "Are we on?"), ("m2", "Wrong chat, sorry"), ("m3", "Yes, at 9")] {
+                try await Self.send(
+                    reference, body: words, #","androidDisplay":"app","thread":"c-1""#, devices: devices, key: key, stage: stage)
+            }
+            let awake = AndroidPhone()
+            func screens() throws -> [String: AndroidReplay.Screen] {
+                try AndroidReplay.phoneScreens(
+                    of: devices.map { ($0, awake.delivery(of: fcm.simulator.inbox(for: $0)).events) }, style: .conversation,
+                    classes: classes)
+            }
+            func step(_ path: String, _ body: String) async throws {
+                let made = try await stage.call("POST", path, key: key, body: body)
+                #expect(made.status == 202, "\(made)")
+                let done = try await stage.waitUntilDone(try #require(made.json?["id"] as? String), key: key)
+                #expect(done["sent"] as? Int == devices.count, "\(done)")
+            }
+            func messages(_ screen: AndroidReplay.Screen?) -> [String] {
+                (screen?.showing.first?.messages ?? []).map { "\($0.reference): \($0.text)" }
+            }
+            let before = try screens()
+            for device in devices {
+                #expect(before[device]?.showing.map(\.name) == ["conversation:c-1"])
+                #expect(messages(before[device]) == ["m1: Are we on?", "m2: Wrong chat, sorry", "m3: Yes, at 9"])
+                #expect(before[device]?.alerts == 3)
+            }
+
+            try await step("/v1/retractions", #"{"app":"droid","references":["m2"]}"#)
+            let deleted = try screens()
+            for device in devices {
+                #expect(deleted[device]?.showing.map(\.name) == ["conversation:c-1"])
+                #expect(messages(deleted[device]) == ["m1: Are we on?", "m3: Yes, at 9"])
+                #expect(deleted[device]?.alerts == 3, "the conversation was re-posted silently")
+            }
+
+            try await step("/v1/edits", #"{"app":"droid","reference":"m1","body":"Are we on at 9?"}"#)
+            let edited = try screens()
+            for device in devices {
+                #expect(messages(edited[device]) == ["m1: Are we on at 9?", "m3: Yes, at 9"])
+                #expect(edited[device]?.alerts == 3)
+            }
+
+            try await step("/v1/retractions", #"{"app":"droid","thread":"c-1"}"#)
+            let cleared = try screens()
+            for device in devices { #expect(cleared[device]?.showing.isEmpty == true, "\(String(describing: cleared[device]))") }
+        }
+    }
+
     /// `droid` registered on a stage with the FCM simulator, a key that
     /// sends, retracts and reads it, and three of its devices' FCM tokens.
     static func withDroid(_ body: (APIStage, SimulatedFCM, _ key: String, _ devices: [String]) async throws -> Void) async throws {

@@ -88,6 +88,7 @@ struct ReliabilityTests {
                         "name": "shop", "topic": "com.example.shop", "environment": "sandbox", "dialect": "canonical", "auth": "token",
                         "keyID": SimulatedAPNs.keyID, "teamID": SimulatedAPNs.teamID, "keyPath": folder.path + "/AuthKey.p8",
                         "retractionMode": "background", "retractionText": "This message was deleted", "approvalWindowMinutes": "1440",
+                        "carrierInterruptionLevel": "passive",
                     ])
             }
         }

@@ -23,6 +23,31 @@ public struct PayloadVectors: Sendable {
         public var edit: Edit?
         /// Identifiers (Android: names) showing the edit's text after it, in any order.
         public var edited: [String]
+        /// The account the push names; nil when the case gives none.
+        public var account: String?
+        /// Android conversation notifications re-posted, by name, with their messages after the push; empty when the case gives none.
+        public var rebuilt: [Rebuilt]
+    }
+
+    /// A case's `"rebuilt"` entry: a conversation and its messages (reference, text) after the push, in order.
+    public struct Rebuilt: Sendable, Hashable {
+        public var name: String
+        public var messages: [Message]
+
+        public struct Message: Sendable, Hashable {
+            public var reference: String
+            public var text: String
+
+            public init(reference: String, text: String) {
+                self.reference = reference
+                self.text = text
+            }
+        }
+
+        public init(name: String, messages: [Message]) {
+            self.name = name
+            self.messages = messages
+        }
     }
 
     /// A case's `"edit": {"title": string or null, "body": string}`.
@@ -98,7 +123,20 @@ extension PayloadVectors.Case {
                 }
                 return PayloadVectors.Edit(title: edit["title"] as? String, body: body)
             },
-            edited: object["edited"] == nil ? [] : try field("edited", as: [String].self)
+            edited: object["edited"] == nil ? [] : try field("edited", as: [String].self),
+            account: object["account"] == nil ? nil : try field("account", as: String.self),
+            rebuilt: object["rebuilt"] == nil
+                ? []
+                : try field("rebuilt", as: [[String: Any]].self).map { entry in
+                    guard let name = entry["name"] as? String, let messages = entry["messages"] as? [[String: String]],
+                        messages.allSatisfy({ $0["reference"] != nil && $0["text"] != nil })
+                    else {
+                        throw PayloadVectors.Malformed(
+                            detail: "case \"\(name)\": each \"rebuilt\" needs a name and messages of reference and text")
+                    }
+                    return PayloadVectors.Rebuilt(
+                        name: name, messages: messages.map { .init(reference: $0["reference"] ?? "", text: $0["text"] ?? "") })
+                }
         )
     }
 }

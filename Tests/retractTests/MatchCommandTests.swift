@@ -80,6 +80,15 @@ struct MatchCommandTests {
         #expect(printed["references"] as? [String] == vector.references.sorted())
         #expect(printed["threads"] as? [String] == vector.threads.sorted())
         #expect(printed["remove"] as? [String] == vector.remove.sorted())
+        #expect(printed["account"] as? String == vector.account)
+        let rebuilt = (printed["rebuilt"] as? [[String: Any]] ?? []).map { entry in
+            PayloadVectors.Rebuilt(
+                name: entry["name"] as? String ?? "",
+                messages: (entry["messages"] as? [[String: String]] ?? []).map {
+                    .init(reference: $0["reference"] ?? "", text: $0["text"] ?? "")
+                })
+        }
+        #expect(rebuilt == vector.rebuilt.sorted { $0.name < $1.name })
         if let edit = vector.edit {
             let printedEdit = printed["edit"] as? [String: Any]
             #expect(printedEdit?["body"] as? String == edit.body)

@@ -61,6 +61,34 @@ struct SelectorCommandTests {
         }
     }
 
+    /// Two accounts' message 233 from the command line: `send --account` writes
+    /// each one's custom data and collapse id, `notification --account`
+    /// retracts one of them, prints its account, and the phone keeps the other.
+    @Test func anAccountsMessageIsSentAndRetractedApartFromAnotherAccountsOfTheSameNumber() async throws {
+        try await EndToEndTests.withStage { stage in
+            try stage.addApp("chat")
+            let device = TestTokens.token(0)
+            let payload = try stage.apns.file("hello.json", #"{"aps":{"alert":{"body":"Hello"},"mutable-content":1}}"#)
+            for account in ["acme", "globex"] {
+                let sent = try stage.retract(
+                    ["send", "--app", "chat", "--reference", "233", "--payload", payload, "--account", account, "--token", device.hex])
+                #expect(sent.status == 0, "\(sent.stderr)")
+            }
+            #expect(stage.apns.inbox(device).map(\.collapseID) == ["acme/233", "globex/233"])
+            let retracted = try stage.retract(["notification", "233", "--app", "chat", "--account", "acme"])
+            #expect(retracted.status == 0, "\(retracted.stderr)")
+            #expect(retracted.stdout.contains("(app chat, account acme)"), "\(retracted.stdout)")
+            let screen = await APNsSimulatedDevice.replay(stage.apns.inbox(device), on: .init(serviceExtension: .unfiltered))
+            #expect(screen.showing.map(\.identifier) == ["globex/233"])
+            // The only account has no 233: nothing recorded of it.
+            let none = try stage.retract(["notification", "233", "--app", "chat"])
+            #expect(none.status == 7, "\(none.stderr)")
+            let bad = try stage.retract(["record", "--app", "chat", "--reference", "1", "--account", "", "--token", device.hex])
+            #expect(bad.status == 2)
+            #expect(bad.stderr.contains("--account: an account must not be empty"), "\(bad.stderr)")
+        }
+    }
+
     /// The original of `reference` as a phone received it, in `thread`.
     static func original(_ reference: String, thread: String) -> APNsReceivedPush {
         APNsReceivedPush(

@@ -37,5 +37,7 @@ project(":retractkit-android") {
     dependencies {
         "api"(project(":retractkit"))
         "implementation"("com.google.firebase:firebase-messaging:24.0.0")
+        // WorkManagerCatchUp and RetractCatchUpWorker: the feed read out of onMessageReceived.
+        "implementation"("androidx.work:work-runtime:2.9.0")
     }
 }

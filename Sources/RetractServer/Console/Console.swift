@@ -229,6 +229,10 @@ struct Console: Sendable {
         return fields
     }
 
+    /// A reference or label as the ledger keeps it, as a person reads it:
+    /// `233`, or `233 (account acme)` for an account's (``LedgerScope``).
+    static func shownKey(_ key: String) -> String { LedgerScope.shown(key) }
+
     static func percentEncoded(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
@@ -277,7 +281,7 @@ struct Console: Sendable {
         let form = try await retractionForm(fields, signedIn)
         let (retraction, _) = try await engine.startRetraction(
             app: form.app, target: form.target.target, requestedBy: signedIn.caller.actor, reason: form.reason, dryRun: true,
-            mode: form.mode)
+            mode: form.mode, account: form.target.account)
         let warnings = RetractionWarnings.before(retraction, dialect: form.app.dialect)
         return pages.render("confirm", ConfirmPage(form, dryRun: retraction, warnings: warnings, session: .init(signedIn)))
     }
@@ -287,7 +291,7 @@ struct Console: Sendable {
         if settings.mode.runsWorkers { try engine.checkCredentials(of: form.app) }
         let (retraction, _) = try await engine.startRetraction(
             app: form.app, target: form.target.target, requestedBy: signedIn.caller.actor, reason: form.reason, mode: form.mode,
-            requestedKeyID: signedIn.caller.key.id)
+            requestedKeyID: signedIn.caller.key.id, account: form.target.account)
         logger.notice(
             "console retraction",
             metadata: ["retraction": "\(retraction.id)", "app": "\(form.app.name)", "key": "\(signedIn.caller.actor)"])

@@ -97,9 +97,11 @@ extension Console {
                         app: app, kind, value, sentAfter: range.sentAfter, sentBefore: range.sentBefore)
                 }
                 return NotificationRow(
-                    app: app, reference: summary.reference, link: ConsoleLinks.notification(app: app, reference: summary.reference),
+                    app: app, reference: Self.shownKey(summary.reference),
+                    link: ConsoleLinks.notification(app: app, reference: summary.reference),
                     devices: summary.devices, deadDevices: summary.deadDevices, lastSent: ConsoleTime.text(summary.lastSentAt),
-                    lastSentISO: summary.lastSentAt.formatted(.iso8601), thread: summary.thread, campaign: summary.campaign,
+                    lastSentISO: summary.lastSentAt.formatted(.iso8601), thread: summary.thread.map(Self.shownKey),
+                    campaign: summary.campaign.map(Self.shownKey),
                     retractThread: retractAll(.thread, summary.thread), retractCampaign: retractAll(.campaign, summary.campaign),
                     retracted: Self.retractedSummary(summary.retractions))
             }
@@ -152,7 +154,9 @@ extension Console {
         var session: SessionView
         var app: String
         var appQuery: String
+        /// As a person reads it; ``referenceKey`` as the ledger keeps it, which the forms send.
         var reference: String
+        var referenceKey: String
         var devices: Int
         var deadDevices: Int
         var firstSent: String
@@ -175,8 +179,10 @@ extension Console {
         try signedIn.caller.require(.read)
         let parameters = request.uri.queryParameters
         let app = try await app(named: parameters.get("app") ?? "", signedIn)
-        let reference = try Validate.reference(parameters.get("reference") ?? "", field: "reference")
-        guard let detail = try await store.notificationDetail(appID: app.id, reference: reference.rawValue, deviceLimit: Self.devicesShown)
+        // The ledger's key, as the list links to it: an account's reference carries its account.
+        let key = parameters.get("reference") ?? ""
+        let reference = try Validate.reference(try Validate.ledgerKey(key, field: "reference").value, field: "reference")
+        guard let detail = try await store.notificationDetail(appID: app.id, reference: key, deviceLimit: Self.devicesShown)
         else {
             throw APIProblem(.notFound, "\(app.name) has no notification \(reference.rawValue.prefix(80)) on record.")
         }
@@ -195,9 +201,10 @@ extension Console {
             return ConsoleLinks.retractMany(app: app.name, kind, value, sentAfter: "", sentBefore: "")
         }
         let view = NotificationPageView(
-            session: session, app: app.name, appQuery: Self.percentEncoded(app.name), reference: reference.rawValue,
+            session: session, app: app.name, appQuery: Self.percentEncoded(app.name), reference: Self.shownKey(key), referenceKey: key,
             devices: summary.devices, deadDevices: summary.deadDevices, firstSent: ConsoleTime.text(summary.firstSentAt),
-            lastSent: ConsoleTime.text(summary.lastSentAt), thread: summary.thread, campaign: summary.campaign,
+            lastSent: ConsoleTime.text(summary.lastSentAt), thread: summary.thread.map(Self.shownKey),
+            campaign: summary.campaign.map(Self.shownKey),
             mayRetract: session.mayRetract, retractThread: retractAll(.thread, summary.thread),
             retractCampaign: retractAll(.campaign, summary.campaign), formToken: signedIn.formToken,
             modes: ConsoleMode.options(default: app.retractionMode), retractions: retractions, hasRetractions: !retractions.isEmpty,

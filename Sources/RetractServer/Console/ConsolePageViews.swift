@@ -281,9 +281,9 @@ struct RetractionPage: Sendable {
         shortID = String(id.prefix(8))
         self.app = app.name
         if let selector = retraction.selector {
-            target = "\(selector.kind.rawValue) \(selector.value)"
+            target = "\(selector.kind.rawValue) \(Console.shownKey(selector.value))"
         } else {
-            target = retraction.references.map(\.rawValue).joined(separator: ", ")
+            target = retraction.references.map { Console.shownKey($0.rawValue) }.joined(separator: ", ")
         }
         mode = retraction.mode.rawValue
         requestedBy = retraction.requestedBy

@@ -52,6 +52,8 @@ struct ConsoleTarget: Sendable {
     }
 
     var target: RetractionTarget
+    /// The account its reference or label is of: the links carry the ledger's keys (``LedgerScope``).
+    var account: String?
     /// The form fields that name it, for the confirm form's hidden inputs.
     var fields: [Field]
 
@@ -59,9 +61,11 @@ struct ConsoleTarget: Sendable {
         func given(_ name: String) -> String { form[name]?.trimmingCharacters(in: .whitespaces) ?? "" }
         let by = given("by")
         guard !by.isEmpty else {
-            let reference = try Validate.reference(form["reference"] ?? "", field: "reference")
+            let key = try Validate.ledgerKey(form["reference"] ?? "", field: "reference")
+            let reference = try Validate.reference(key.value, field: "reference")
             target = .references([reference])
-            fields = [Field(name: "reference", value: reference.rawValue)]
+            account = key.account
+            fields = [Field(name: "reference", value: form["reference"] ?? "")]
             return
         }
         guard let kind = RetractionSelector.Kind(rawValue: by) else {
@@ -73,10 +77,12 @@ struct ConsoleTarget: Sendable {
         }
         // The label as a delivery was recorded with it: not trimmed.
         let value = form["value"] ?? ""
+        let key = try Validate.ledgerKey(value, field: kind.rawValue)
+        account = key.account
         let sentAfter = given("sentAfter")
         let sentBefore = given("sentBefore")
         let selector = RetractionSelector(
-            kind, value,
+            kind, key.value,
             sentAfter: sentAfter.isEmpty ? nil : try Console.inputTime(sentAfter, field: "Sent after"),
             sentBefore: sentBefore.isEmpty ? nil : try Console.inputTime(sentBefore, field: "Sent before"))
         do {
@@ -97,7 +103,8 @@ struct ConsoleTarget: Sendable {
     var description: (lead: String, value: String, range: String) {
         switch target {
         case .references(let references):
-            return ("", references.map(\.rawValue).joined(separator: ", "), "")
+            let shown = references.map { Console.shownKey(LedgerScope.key($0.rawValue, account: account)) }
+            return ("", shown.joined(separator: ", "), "")
         case .selector(let selector):
             let range =
                 switch (selector.sentAfter, selector.sentBefore) {
@@ -106,7 +113,10 @@ struct ConsoleTarget: Sendable {
                 case (nil, let before?): "sent before \(ConsoleTime.text(before)) UTC"
                 case (nil, nil): "ever sent, up to when you confirm"
                 }
-            return ("every notification of \(selector.kind.rawValue)", selector.value, range)
+            return (
+                "every notification of \(selector.kind.rawValue)", Console.shownKey(LedgerScope.key(selector.value, account: account)),
+                range
+            )
         }
     }
 
@@ -114,7 +124,7 @@ struct ConsoleTarget: Sendable {
     func back(app: String) -> String {
         switch target {
         case .references(let references):
-            return ConsoleLinks.notification(app: app, reference: references.first?.rawValue ?? "")
+            return ConsoleLinks.notification(app: app, reference: LedgerScope.key(references.first?.rawValue ?? "", account: account))
         case .selector:
             return ConsoleLinks.retractMany(app: app, fields: fields)
         }

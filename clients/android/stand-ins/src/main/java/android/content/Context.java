@@ -1,5 +1,6 @@
 // Stand-in, declarations only: https://developer.android.com/reference/android/content/Context
-// (getSystemService(Class) since API 23, getSharedPreferences(String, int), MODE_PRIVATE).
+// (getSystemService(Class) since API 23, getSharedPreferences(String, int), MODE_PRIVATE,
+// getPackageManager(), getPackageName(), checkSelfPermission(String) since API 23).
 // Bodies throw as android.jar's do; compiled against, never run.
 package android.content;
 
@@ -13,4 +14,10 @@ public abstract class Context {
     }
 
     public abstract Context getApplicationContext();
+
+    public abstract android.content.pm.PackageManager getPackageManager();
+
+    public abstract String getPackageName();
+
+    public abstract int checkSelfPermission(String permission);
 }

@@ -15,4 +15,19 @@ public class ContextWrapper extends Context {
     public Context getApplicationContext() {
         throw new RuntimeException("Stub!");
     }
+
+    @Override
+    public android.content.pm.PackageManager getPackageManager() {
+        throw new RuntimeException("Stub!");
+    }
+
+    @Override
+    public String getPackageName() {
+        throw new RuntimeException("Stub!");
+    }
+
+    @Override
+    public int checkSelfPermission(String permission) {
+        throw new RuntimeException("Stub!");
+    }
 }

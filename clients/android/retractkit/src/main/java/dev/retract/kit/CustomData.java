@@ -17,6 +17,7 @@ public final class CustomData {
     final List<String> threadIds = new ArrayList<>();
     boolean moreInFeed;
     NotificationEdit edit;
+    String account;
 
     CustomData() {}
 
@@ -57,6 +58,14 @@ public final class CustomData {
      */
     public NotificationEdit edit() {
         return edit;
+    }
+
+    /**
+     * The account its references and threads are of ({@code pushNotificationAccount}),
+     * or null: the app's only account.
+     */
+    public String account() {
+        return account;
     }
 
     /** Every reference named, single and batch, without repeats, in order. */

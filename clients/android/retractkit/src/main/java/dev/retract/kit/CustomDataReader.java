@@ -25,6 +25,8 @@ final class CustomDataReader {
     /** The references and threads read so far, by {@link CanonicalText#key}. */
     private final Set<String> known = new HashSet<>();
     private final Set<String> knownThreads = new HashSet<>();
+    /** Where the account was read from, or null. */
+    private String accountPath;
 
     /** A custom data value of a push: an object, or a JSON string holding one. */
     void readPushValue(Object value, String path) {
@@ -96,6 +98,18 @@ final class CustomDataReader {
             // Every edit is read, for its diagnostics; the first readable one counts.
             NotificationEdit edit = edit(editValue, path(path, PayloadKeys.EDIT));
             if (customData.edit == null) customData.edit = edit;
+        }
+        PayloadValue accountValue = lookup.apply(PayloadKeys.ACCOUNT);
+        if (accountValue != null) {
+            String where = path(path, PayloadKeys.ACCOUNT);
+            String account = identifier(accountValue, where, "account");
+            if (account != null && accountPath != null && !CanonicalText.same(account, customData.account)) {
+                // The first account counts: a push is of one account.
+                diagnostics.add(PayloadProblem.conflictingKeys(accountPath, where));
+            } else if (account != null && accountPath == null) {
+                customData.account = account;
+                accountPath = where;
+            }
         }
         for (String key : PayloadKeys.MUST_REMOVE) {
             PayloadValue value = lookup.apply(key);
@@ -254,12 +268,17 @@ final class CustomDataReader {
 
     /** A thread id, read as a reference is; the messages say "thread id". */
     private String thread(PayloadValue value, String path) {
+        return identifier(value, path, "thread id");
+    }
+
+    /** A value read as a reference is, whose messages call it {@code name}. */
+    private String identifier(PayloadValue value, String path, String name) {
         try {
             return readReference(value, path);
         } catch (Problem problem) {
             PayloadProblem found = problem.problem;
             if (problem.invalidValue) {
-                found = PayloadProblem.invalidValue(path, problem.reason.replace("reference", "thread id"));
+                found = PayloadProblem.invalidValue(path, problem.reason.replace("reference", name));
             }
             diagnostics.add(found);
             return null;

@@ -39,6 +39,8 @@ public final class MessageOutcome {
     private final boolean moreInFeed;
     private final NotificationEdit edit;
     private final List<ShownNotification> edited;
+    private String account;
+    private List<ShownNotification> rebuilt = Collections.emptyList();
 
     MessageOutcome(Kind kind, List<ShownNotification> removed, Set<String> references, Set<String> threads, Original original,
             boolean retractedBefore, List<PayloadProblem> diagnostics, boolean moreInFeed) {
@@ -60,8 +62,35 @@ public final class MessageOutcome {
         this.edited = Collections.unmodifiableList(edited);
     }
 
+    /** This outcome, of {@code account}. */
+    MessageOutcome of(String account) {
+        this.account = account;
+        return this;
+    }
+
+    /** This outcome, with the conversations a retraction re-posted. */
+    MessageOutcome rebuilding(List<ShownNotification> rebuilt) {
+        this.rebuilt = Collections.unmodifiableList(new java.util.ArrayList<>(rebuilt));
+        return this;
+    }
+
+    /**
+     * The conversation notifications a retraction re-posted without the
+     * messages it took, silently and in place, as they show now
+     * ({@link ShownNotification#conversation()}); those it left with no
+     * message are in {@link #removed()}.
+     */
+    public List<ShownNotification> rebuilt() {
+        return rebuilt;
+    }
+
     public Kind kind() {
         return kind;
+    }
+
+    /** The account the message's references and threads are of ({@code pushNotificationAccount}); null: the app's only account. */
+    public String account() {
+        return account;
     }
 
     /**

@@ -24,4 +24,15 @@ public interface NotificationShade {
      * @param text the new text
      */
     void edit(ShownNotification notification, String title, String text);
+
+    /**
+     * Posts {@code conversation}'s notification under its tag (id 0), in
+     * place of the one showing: a conversation notification
+     * ({@code MessagingStyle}) holding its messages.
+     *
+     * @param onlyAlertOnce true to change it without a sound, vibration or
+     *     heads-up when it is showing already ({@code setOnlyAlertOnce}): what a
+     *     retraction or an edit re-posts; false for a new message, which alerts
+     */
+    void postConversation(Conversation conversation, boolean onlyAlertOnce);
 }

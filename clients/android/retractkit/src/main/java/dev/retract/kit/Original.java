@@ -14,14 +14,16 @@ public final class Original {
     private final String reference;
     private final String title;
     private final String body;
-    private final String group;
+    private final String thread;
+    private final String account;
     private final Map<String, String> extras;
 
-    Original(String reference, String title, String body, String group, Map<String, String> extras) {
+    Original(String reference, String title, String body, String thread, String account, Map<String, String> extras) {
         this.reference = reference;
         this.title = title;
         this.body = body;
-        this.group = group;
+        this.thread = thread;
+        this.account = account;
         this.extras = Collections.unmodifiableMap(new LinkedHashMap<>(extras));
     }
 
@@ -30,9 +32,9 @@ public final class Original {
         return reference;
     }
 
-    /** The tag to post it with: {@link RetractTags#forReference(String)}. */
+    /** The tag to post it with: {@link RetractTags#forReference(String, String)}, within its account. */
     public String tag() {
-        return RetractTags.forReference(reference);
+        return RetractTags.forReference(reference, account);
     }
 
     /** The alert's title ({@code title} in the data), or null. */
@@ -45,9 +47,23 @@ public final class Original {
         return body;
     }
 
-    /** The conversation ({@code pushNotificationThreadId}), to use as the notification's group; or null. */
+    /**
+     * The group key of its conversation ({@code pushNotificationThreadId}, within
+     * its account: {@link RetractTags#forThread}), to use as the notification's
+     * group; or null.
+     */
     public String group() {
-        return group;
+        return thread == null ? null : RetractTags.forThread(thread, account);
+    }
+
+    /** Its conversation ({@code pushNotificationThreadId}), or null. */
+    public String thread() {
+        return thread;
+    }
+
+    /** The account it is of ({@code pushNotificationAccount}), or null: the app's only account. */
+    public String account() {
+        return account;
     }
 
     /**
@@ -60,7 +76,7 @@ public final class Original {
 
     /** The same original with other words: a Firebase notification message handed to the app in the foreground. */
     public Original withAlert(String title, String body) {
-        return new Original(reference, title, body, group, extras);
+        return new Original(reference, title, body, thread, account, extras);
     }
 
     /** The whole data map, to put into the notification's extras. */
@@ -70,6 +86,6 @@ public final class Original {
 
     /** The notification this original becomes once posted with id {@code id} on {@code channel}, its title and body shown. */
     public ShownNotification shown(int id, String channel) {
-        return new ShownNotification(tag(), id, extras, group, channel, title, body);
+        return new ShownNotification(tag(), id, extras, group(), channel, title, body);
     }
 }

@@ -20,6 +20,12 @@ public final class PayloadKeys {
      * the push's references ({@link NotificationEdit}), in both dialects.
      */
     public static final String EDIT = "pushNotificationEdit";
+    /**
+     * The account a notification, a retraction or an edit is of, where one app
+     * on a phone holds several (servers, workspaces, users): its references
+     * and threads are that account's. Absent: the app's only account.
+     */
+    public static final String ACCOUNT = "pushNotificationAccount";
 
     /**
      * The title and body of an original Retract sends to Android as data only

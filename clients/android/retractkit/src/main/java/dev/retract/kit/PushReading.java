@@ -63,6 +63,11 @@ public final class PushReading {
         return isEdit() ? new LinkedHashSet<>(customData.references()) : Collections.<String>emptySet();
     }
 
+    /** The account its references and threads are of ({@code pushNotificationAccount}), or null: the app's only account. */
+    public String account() {
+        return customData == null ? null : customData.account;
+    }
+
     /** Whether the push says the rest of what to remove is in the device feed. */
     public boolean moreInFeed() {
         return isRetraction() && customData.moreInFeed;

@@ -40,6 +40,7 @@ public final class RetractionFeed {
     private final String baseUrl;
     private final String apiKey;
     private final String app;
+    private final String account;
     private final LongSupplier nanoTime;
 
     /**
@@ -48,23 +49,38 @@ public final class RetractionFeed {
      * @param app the app's name in Retract; needed only when the key is for several apps (else null)
      */
     public RetractionFeed(String baseUrl, String apiKey, String app) {
-        this(baseUrl, apiKey, app, System::nanoTime);
+        this(baseUrl, apiKey, app, null, System::nanoTime);
+    }
+
+    /**
+     * @param account read only the retractions of this account ({@code ?account=}); null reads every
+     *     account's, each removed within its own
+     */
+    public RetractionFeed(String baseUrl, String apiKey, String app, String account) {
+        this(baseUrl, apiKey, app, account, System::nanoTime);
     }
 
     RetractionFeed(String baseUrl, String apiKey, String app, LongSupplier nanoTime) {
+        this(baseUrl, apiKey, app, null, nanoTime);
+    }
+
+    RetractionFeed(String baseUrl, String apiKey, String app, String account, LongSupplier nanoTime) {
         if (!baseUrl.startsWith("https://") && !baseUrl.startsWith("http://")) {
             throw new IllegalArgumentException("the feed's base URL must be http:// or https://, not " + baseUrl);
         }
         this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
         this.apiKey = apiKey;
         this.app = app;
+        this.account = account;
         this.nanoTime = nanoTime;
     }
 
     /** One answer of the feed. */
     public static final class Page {
-        /** The references retracted in this page, of notifications this phone received. */
+        /** The references retracted in this page, of notifications this phone received, of the app's only account. */
         public final Set<String> references;
+        /** Every account's references retracted in this page, by account (the app's only account under null). */
+        public final Map<String, Set<String>> byAccount;
         /** Pass it as {@code since} next time. */
         public final String cursor;
         public final boolean hasMore;
@@ -73,8 +89,9 @@ public final class RetractionFeed {
         /** The server answered 304 to the validator sent: nothing new after {@code since}. */
         public final boolean notModified;
 
-        Page(Set<String> references, String cursor, boolean hasMore, String validator, boolean notModified) {
-            this.references = references;
+        Page(Map<String, Set<String>> byAccount, String cursor, boolean hasMore, String validator, boolean notModified) {
+            this.byAccount = java.util.Collections.unmodifiableMap(byAccount);
+            this.references = byAccount.getOrDefault(null, java.util.Collections.emptySet());
             this.cursor = cursor;
             this.hasMore = hasMore;
             this.validator = validator;
@@ -84,7 +101,10 @@ public final class RetractionFeed {
 
     /** What the pages after a cursor named, and where to start next time. */
     public static final class Read {
+        /** The references of the app's only account. */
         public final Set<String> references;
+        /** Every account's references, by account (the app's only account under null). */
+        public final Map<String, Set<String>> byAccount;
         /** After the last page read: where the next read starts. */
         public final String cursor;
         /** The validator to send from {@code cursor}: the last page's when it listed nothing. */
@@ -97,8 +117,9 @@ public final class RetractionFeed {
          */
         public final FeedException stoppedBy;
 
-        Read(Set<String> references, String cursor, String validator, int pages, FeedException stoppedBy) {
-            this.references = references;
+        Read(Map<String, Set<String>> byAccount, String cursor, String validator, int pages, FeedException stoppedBy) {
+            this.byAccount = java.util.Collections.unmodifiableMap(byAccount);
+            this.references = byAccount.getOrDefault(null, java.util.Collections.emptySet());
             this.cursor = cursor;
             this.validator = validator;
             this.pages = pages;
@@ -126,7 +147,7 @@ public final class RetractionFeed {
      */
     public Read read(String token, String since, String validator, long budgetMillis) throws FeedException {
         long deadline = deadline(budgetMillis);
-        Set<String> references = new LinkedHashSet<>();
+        Map<String, Set<String>> references = new java.util.LinkedHashMap<>();
         String cursor = since;
         String sent = validator;
         int pages = 0;
@@ -139,8 +160,10 @@ public final class RetractionFeed {
                 return new Read(references, cursor, sent, pages, stopped);
             }
             pages++;
-            references.addAll(page.references);
-            sent = page.references.isEmpty() ? page.validator : null;
+            for (Map.Entry<String, Set<String>> entry : page.byAccount.entrySet()) {
+                references.computeIfAbsent(entry.getKey(), account -> new LinkedHashSet<>()).addAll(entry.getValue());
+            }
+            sent = page.byAccount.isEmpty() ? page.validator : null;
             cursor = page.cursor;
             if (!page.hasMore) break;
         }
@@ -163,6 +186,7 @@ public final class RetractionFeed {
             StringBuilder url = new StringBuilder(baseUrl).append("/v1/devices/").append(pathSegment(token)).append("/retractions?transport=fcm");
             if (since != null) url.append("&since=").append(encode(since));
             if (app != null) url.append("&app=").append(encode(app));
+            if (account != null) url.append("&account=").append(encode(account));
             connection = (HttpURLConnection) new URL(url.toString()).openConnection();
             int timeout = (int) Math.min(Integer.MAX_VALUE, remainingMillis);
             connection.setConnectTimeout(timeout);
@@ -182,7 +206,7 @@ public final class RetractionFeed {
             int status = connection.getResponseCode();
             String etag = connection.getHeaderField("ETag");
             if (status == 304 && since != null && validator != null) {
-                return new Page(new LinkedHashSet<>(), since, false, etag != null ? etag : validator, true);
+                return new Page(new java.util.LinkedHashMap<>(), since, false, etag != null ? etag : validator, true);
             }
             String body = readBody(connection, status, deadline);
             if (status != 200) {
@@ -211,12 +235,17 @@ public final class RetractionFeed {
                 || !(answer.get("retractions") instanceof List)) {
             throw new FeedException(status, null, "the answer is not a retraction feed page");
         }
-        Set<String> references = new LinkedHashSet<>();
+        Map<String, Set<String>> references = new java.util.LinkedHashMap<>();
         for (Object entry : (List<?>) answer.get("retractions")) {
             Object listed = entry instanceof Map ? ((Map<?, ?>) entry).get("references") : null;
             if (!(listed instanceof List)) throw new FeedException(status, null, "the answer is not a retraction feed page");
+            // An entry of an account says so; one that names none is the app's only account's.
+            Object account = ((Map<?, ?>) entry).get("account");
+            String key = account instanceof String && !((String) account).isEmpty() ? (String) account : null;
             for (Object reference : (List<?>) listed) {
-                if (reference instanceof String && !((String) reference).isEmpty()) references.add((String) reference);
+                if (reference instanceof String && !((String) reference).isEmpty()) {
+                    references.computeIfAbsent(key, none -> new LinkedHashSet<>()).add((String) reference);
+                }
             }
         }
         return new Page(references, (String) answer.get("cursor"), (Boolean) answer.get("hasMore"), etag, false);

@@ -27,6 +27,14 @@ import java.util.Set;
  * when a retraction of the edit's references would remove it, by its tag or
  * its extras' custom data: never by its conversation, whose other messages
  * keep theirs.
+ *
+ * <p>Where one app on a phone holds several accounts, a notification whose
+ * extras' custom data names an account ({@code pushNotificationAccount}) is
+ * that account's: only a retraction of the same account removes it. One
+ * that names none is the app's only account's for a retraction without one;
+ * a retraction of an account finds it by its name and group alone, when
+ * they are the account's tag and group key ({@link RetractTags}): an
+ * original Firebase showed, whose extras hold none of the data.
  */
 public final class ShownNotification {
     /** Where Android keeps a notification's title in its extras ({@code Notification.EXTRA_TITLE}). */
@@ -44,6 +52,8 @@ public final class ShownNotification {
     private final String text;
     private final Set<String> references;
     private final Set<String> threads;
+    private final String account;
+    private final Conversation conversation;
 
     /**
      * @param tag the notification's tag, or null (Firebase's own default is {@code FCM-Notification:<n>})
@@ -73,6 +83,12 @@ public final class ShownNotification {
 
     private ShownNotification(String tag, int id, Map<String, ?> extras, String group, String channel, String identifier, String title,
             String text) {
+        this(tag, id, extras, group, channel, identifier, title, text, null);
+    }
+
+    private ShownNotification(String tag, int id, Map<String, ?> extras, String group, String channel, String identifier, String title,
+            String text, Conversation conversation) {
+        this.conversation = conversation;
         this.tag = tag;
         this.id = id;
         this.extras = extras == null ? Collections.<String, Object>emptyMap() : Collections.unmodifiableMap(new LinkedHashMap<>(extras));
@@ -81,16 +97,42 @@ public final class ShownNotification {
         this.identifier = identifier;
         this.title = title;
         this.text = text;
-        CustomData customData = RetractPayload.read(this.extras).customData();
+        CustomData customData = conversation != null ? null : RetractPayload.read(this.extras).customData();
+        this.account = conversation != null ? conversation.account() : customData == null ? null : customData.account();
         List<String> references = new ArrayList<>();
         if (customData != null) references.addAll(customData.references());
-        if (tag != null && !tag.isEmpty()) references.add(tag);
+        if (conversation != null) {
+            for (ConversationMessage message : conversation.messages()) references.add(message.reference());
+        } else if (tag != null && !tag.isEmpty()) {
+            references.add(tag);
+        }
         this.references = Collections.unmodifiableSet(new LinkedHashSet<>(CanonicalText.distinct(references)));
         List<String> threads = new ArrayList<>();
-        String conversation = group != null ? group : apsThread(this.extras);
-        if (conversation != null && !conversation.isEmpty()) threads.add(conversation);
+        String grouped = conversation != null ? conversation.thread() : group != null ? group : apsThread(this.extras);
+        if (grouped != null && !grouped.isEmpty()) threads.add(grouped);
         if (customData != null && customData.threadId() != null && !customData.threadId().isEmpty()) threads.add(customData.threadId());
         this.threads = Collections.unmodifiableSet(new LinkedHashSet<>(CanonicalText.distinct(threads)));
+    }
+
+    /**
+     * The notification of a conversation ({@link Conversation}): its tag and
+     * id 0, the extras that say which conversation it is, on
+     * {@code channel}, titled with the conversation's title and showing its
+     * newest message. A retraction finds it by its messages and its
+     * conversation, never by its tag.
+     */
+    public static ShownNotification ofConversation(Conversation conversation, String group, String channel) {
+        Map<String, Object> extras = new LinkedHashMap<>();
+        extras.put(Conversation.EXTRA_CONVERSATION, conversation.toJson());
+        List<ConversationMessage> messages = conversation.messages();
+        String text = messages.isEmpty() ? null : messages.get(messages.size() - 1).text();
+        return new ShownNotification(conversation.tag(), 0, extras, group, channel, conversation.tag(), conversation.title(), text,
+                conversation);
+    }
+
+    /** The same notification holding {@code conversation} now (a re-post of it). */
+    public ShownNotification holding(Conversation conversation) {
+        return ofConversation(conversation, group, channel);
     }
 
     /**
@@ -114,7 +156,7 @@ public final class ShownNotification {
      * @param text the new text
      */
     public ShownNotification edited(String title, String text) {
-        return new ShownNotification(tag, id, extras, group, channel, identifier, title != null ? title : this.title, text);
+        return new ShownNotification(tag, id, extras, group, channel, identifier, title != null ? title : this.title, text, conversation);
     }
 
     /** A text value of {@code map}: a string, or any {@code CharSequence} (Android's styled text) as its characters; else null. */
@@ -136,13 +178,39 @@ public final class ShownNotification {
         return thread instanceof String ? (String) thread : null;
     }
 
-    /** Whether a retraction of {@code references} and {@code threads} removes this notification. */
+    /** Whether a retraction of {@code references} and {@code threads} of the app's only account removes this notification. */
     public boolean isRetractedBy(Set<String> references, Set<String> threads) {
-        return isRetractedByKeys(keys(references), keys(threads));
+        return isRetractedBy(references, threads, null);
+    }
+
+    /**
+     * Whether a retraction of {@code references} and {@code threads} of
+     * {@code account} (null: the app's only account) removes this
+     * notification: see the class's rules for accounts.
+     */
+    public boolean isRetractedBy(Set<String> references, Set<String> threads, String account) {
+        return isRetractedByKeys(keys(references), keys(threads), account);
     }
 
     /** {@link #isRetractedBy} with the references and threads as {@link CanonicalText#key}s. */
-    private boolean isRetractedByKeys(Set<String> references, Set<String> threads) {
+    private boolean isRetractedByKeys(Set<String> references, Set<String> threads, String account) {
+        // A conversation goes by its messages or its conversation, not as one message: see Conversation#retracting.
+        if (conversation != null) return false;
+        if (this.account != null && (account == null || !CanonicalText.same(this.account, account))) return false;
+        if (account != null) {
+            boolean scoped = false;
+            String name = CanonicalText.key(identifier);
+            for (String reference : references) {
+                if (CanonicalText.key(RetractTags.scoped(reference, account)).equals(name)) scoped = true;
+            }
+            for (String thread : threads) {
+                String group = CanonicalText.key(RetractTags.scoped(thread, account));
+                for (String own : this.threads) {
+                    if (CanonicalText.key(own).equals(group)) scoped = true;
+                }
+            }
+            if (scoped || this.account == null) return scoped;
+        }
         for (String reference : this.references) {
             if (references.contains(CanonicalText.key(reference))) return true;
         }
@@ -166,6 +234,16 @@ public final class ShownNotification {
     /** The conversations it belongs to: its group (or an iPhone's thread) and its extras' thread. */
     public Set<String> threads() {
         return threads;
+    }
+
+    /** The conversation it shows, when it is a conversation notification ({@link #ofConversation}); else null. */
+    public Conversation conversation() {
+        return conversation;
+    }
+
+    /** The account its extras' custom data names (a conversation's, for one), or null: the app's only account. */
+    public String account() {
+        return account;
     }
 
     /** The name lists give it: the tag (the identifier, for an iPhone's); see {@link #androidName}. */
@@ -205,12 +283,21 @@ public final class ShownNotification {
 
     /** Of {@code showing}, those a retraction of {@code references} and {@code threads} removes, each once, in order. */
     public static List<ShownNotification> retractedBy(List<ShownNotification> showing, Set<String> references, Set<String> threads) {
+        return retractedBy(showing, references, threads, null);
+    }
+
+    /**
+     * Of {@code showing}, those a retraction of {@code references} and
+     * {@code threads} of {@code account} removes, each once, in order.
+     */
+    public static List<ShownNotification> retractedBy(List<ShownNotification> showing, Set<String> references, Set<String> threads,
+            String account) {
         List<ShownNotification> matched = new ArrayList<>();
         Set<String> seen = new LinkedHashSet<>();
         Set<String> referenceKeys = keys(references);
         Set<String> threadKeys = keys(threads);
         for (ShownNotification notification : showing) {
-            if (notification.isRetractedByKeys(referenceKeys, threadKeys) && seen.add(CanonicalText.key(notification.name()))) {
+            if (notification.isRetractedByKeys(referenceKeys, threadKeys, account) && seen.add(CanonicalText.key(notification.name()))) {
                 matched.add(notification);
             }
         }
@@ -223,7 +310,7 @@ public final class ShownNotification {
         ShownNotification that = (ShownNotification) other;
         return id == that.id && Objects.equals(tag, that.tag) && Objects.equals(identifier, that.identifier)
                 && extras.equals(that.extras) && Objects.equals(group, that.group) && Objects.equals(channel, that.channel)
-                && Objects.equals(title, that.title) && Objects.equals(text, that.text);
+                && Objects.equals(title, that.title) && Objects.equals(text, that.text) && Objects.equals(conversation, that.conversation);
     }
 
     @Override

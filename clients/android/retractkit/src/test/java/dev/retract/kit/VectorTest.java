@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
@@ -46,6 +47,9 @@ class VectorTest {
             if (object.containsKey("identifier")) {
                 showing.add(ShownNotification.ofIPhone((String) object.get("identifier"), (Map<String, Object>) object.get("userInfo"),
                         (String) object.get("threadIdentifier")));
+            } else if (object.containsKey("conversation")) {
+                showing.add(ShownNotification.ofConversation(conversation((Map<String, Object>) object.get("conversation")),
+                        (String) object.get("group"), (String) object.get("channel")));
             } else {
                 Object id = object.get("id");
                 Object tag = object.get("tag");
@@ -62,13 +66,24 @@ class VectorTest {
         TreeSet<String> removed = new TreeSet<>();
         for (ShownNotification notification : outcome.removed()) removed.add(notification.name());
         assertEquals(sorted(vector.get("remove")), removed, "remove");
+        assertEquals(vector.get("account"), outcome.account(), "account");
+        List<String> rebuilt = new ArrayList<>();
+        for (ShownNotification notification : outcome.rebuilt()) rebuilt.add(Json.write(rebuiltEntry(notification.conversation())));
+        for (ShownNotification notification : outcome.edited()) {
+            if (notification.conversation() != null) rebuilt.add(Json.write(rebuiltEntry(notification.conversation())));
+        }
+        List<String> expectedRebuilt = new ArrayList<>();
+        for (Object entry : (List<Object>) vector.getOrDefault("rebuilt", List.of())) expectedRebuilt.add(Json.write(entry));
+        rebuilt.sort(null);
+        expectedRebuilt.sort(null);
+        assertEquals(expectedRebuilt, rebuilt, "rebuilt");
         TreeSet<String> left = new TreeSet<>();
         for (ShownNotification notification : shade.active()) left.add(notification.name());
         TreeSet<String> expectedLeft = new TreeSet<>();
         for (ShownNotification notification : showing) expectedLeft.add(notification.name());
         expectedLeft.removeAll(removed);
         assertEquals(expectedLeft, left, "what stays showing");
-        checkEdit(vector, outcome, showing, shade);
+        checkEdit(vector, outcome, showing, shade, removed);
         List<String> keys = new ArrayList<>();
         for (PayloadProblem problem : outcome.diagnostics()) keys.add(problem.key());
         keys.sort(null);
@@ -83,7 +98,8 @@ class VectorTest {
      * each shows now.
      */
     @SuppressWarnings("unchecked")
-    private static void checkEdit(Map<String, Object> vector, MessageOutcome outcome, List<ShownNotification> before, InMemoryShade shade) {
+    private static void checkEdit(Map<String, Object> vector, MessageOutcome outcome, List<ShownNotification> before, InMemoryShade shade,
+            Set<String> removed) {
         Map<String, Object> expected = (Map<String, Object>) vector.get("edit");
         if (expected == null) {
             assertNull(outcome.edit(), "edit");
@@ -100,8 +116,22 @@ class VectorTest {
         assertEquals(sorted(vector.getOrDefault("edited", List.of())), edited, "edited");
         Map<String, ShownNotification> was = new LinkedHashMap<>();
         for (ShownNotification notification : before) was.put(notification.name(), notification);
+        Set<String> rebuilt = new java.util.HashSet<>();
+        for (ShownNotification notification : outcome.rebuilt()) rebuilt.add(notification.name());
         for (ShownNotification now : shade.active()) {
             ShownNotification then = was.get(now.name());
+            if (now.conversation() != null && (rebuilt.contains(now.name()) || edited.contains(now.name()))) {
+                // Re-posted silently, in its place (what it holds now is checked against the case's "rebuilt").
+                List<String> order = new ArrayList<>();
+                for (ShownNotification notification : before) {
+                    if (!removed.contains(notification.name())) order.add(notification.name());
+                }
+                List<String> after = new ArrayList<>();
+                for (ShownNotification notification : shade.active()) after.add(notification.name());
+                assertEquals(order.indexOf(now.name()), after.indexOf(now.name()), now.name() + " stays in its place");
+                assertEquals(then.conversation().thread(), now.conversation().thread(), now.name() + "'s conversation");
+                continue;
+            }
             if (!edited.contains(now.name())) {
                 assertEquals(then, now, now.name() + " is left as it was");
                 continue;
@@ -111,6 +141,34 @@ class VectorTest {
             assertEquals(title, now.title(), now.name() + "'s title");
             assertEquals(outcome.edit().body(), now.text(), now.name() + "'s text");
         }
+    }
+
+    /** A case's {@code "conversation"}, as the file writes it. */
+    @SuppressWarnings("unchecked")
+    static Conversation conversation(Map<String, Object> object) {
+        List<ConversationMessage> messages = new ArrayList<>();
+        for (Object element : (List<Object>) object.get("messages")) {
+            Map<String, Object> message = (Map<String, Object>) element;
+            Object reference = message.get("reference");
+            messages.add(new ConversationMessage(reference instanceof JsonNumber ? ((JsonNumber) reference).text() : (String) reference,
+                    (String) message.get("text"), (String) message.get("sender"), messages.size()));
+        }
+        return new Conversation((String) object.get("account"), (String) object.get("thread"), null, false, messages);
+    }
+
+    /** A conversation as a case's {@code "rebuilt"} writes it. */
+    static Map<String, Object> rebuiltEntry(Conversation conversation) {
+        List<Object> messages = new ArrayList<>();
+        for (ConversationMessage message : conversation.messages()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("reference", message.reference());
+            entry.put("text", message.text());
+            messages.add(entry);
+        }
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("name", conversation.tag());
+        entry.put("messages", messages);
+        return entry;
     }
 
     @SuppressWarnings("unchecked")

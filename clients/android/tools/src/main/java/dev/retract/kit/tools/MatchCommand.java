@@ -1,6 +1,9 @@
 package dev.retract.kit.tools;
 
 import dev.retract.kit.CanonicalText;
+import dev.retract.kit.Conversation;
+import dev.retract.kit.ConversationMessage;
+import dev.retract.kit.MessageOutcome;
 import dev.retract.kit.InMemoryShade;
 import dev.retract.kit.Json;
 import dev.retract.kit.JsonNumber;
@@ -39,11 +42,16 @@ final class MatchCommand {
             "    (StatusBarNotification's getTag(), getId(), the notification's extras, getGroup(), getChannelId();",
             "    every key optional but one of tag and id; a Firebase-displayed original has its tag and id 0",
             "    and no extras), named in the output by its tag, tag#id when the id is not 0, #id without a tag;",
+            "    a conversation notification (the library's MessagingStyle model) adds \"conversation\": {\"thread\": \"c-1\",",
+            "    \"account\": \"...\", \"messages\": [{\"reference\": \"m1\", \"text\": \"...\", \"sender\": \"...\"}]} (account and",
+            "    sender optional; its tag, when given, is \"conversation:\" and the thread, within its account);",
             "  or an iPhone's, as `retract match` takes it: {\"identifier\": \"...\", \"userInfo\": {...},",
             "    \"threadIdentifier\": \"...\"}, named by its identifier.",
             "",
             "Prints one JSON object: {\"retraction\": true|false, \"references\": [...], \"threads\": [...],",
-            "\"remove\": [...], \"diagnostics\": [{\"key\": \"...\", \"problem\": \"...\"}]}; for an edit (pushNotificationEdit,",
+            "\"remove\": [...], \"diagnostics\": [{\"key\": \"...\", \"problem\": \"...\"}]}, with \"account\" after \"threads\" when the",
+            "push names one, and \"rebuilt\": [{\"name\": ..., \"messages\": [{\"reference\": ..., \"text\": ...}]}] after \"remove\"",
+            "when conversations were re-posted without some messages or with an edit's words; for an edit (pushNotificationEdit,",
             "no removal flag), also \"edit\": {\"title\": \"...\" or null, \"body\": \"...\"} and \"edited\": [...], the notifications",
             "that now show its words, before \"diagnostics\", with the edit's references as \"references\". A value a",
             "phone cannot read is left out and the rest of the push is read; each such value is a diagnostic, also",
@@ -93,20 +101,21 @@ final class MatchCommand {
         }
         List<String> removed = new ArrayList<>();
         List<String> edited = new ArrayList<>();
+        List<Conversation> rebuilt = new ArrayList<>();
         InMemoryShade shade = new InMemoryShade(delivered);
+        MessageOutcome outcome = new RetractClient(null).onMessageReceived(push, shade);
         if (reading.isRetraction()) {
-            for (ShownNotification notification : new RetractClient(null).retract(
-                    reading.retractedReferences(), reading.retractedThreads(), shade)) {
-                removed.add(notification.name());
-            }
+            for (ShownNotification notification : outcome.removed()) removed.add(notification.name());
+            for (ShownNotification notification : outcome.rebuilt()) rebuilt.add(notification.conversation());
         } else if (reading.isEdit()) {
-            for (ShownNotification notification : new RetractClient(null).edit(reading.editedReferences(), reading.edit(), shade)) {
+            for (ShownNotification notification : outcome.edited()) {
                 edited.add(notification.name());
+                if (notification.conversation() != null) rebuilt.add(notification.conversation());
             }
         }
         Collection<String> references = reading.isEdit() ? reading.editedReferences() : reading.retractedReferences();
-        out.println(report(reading.isRetraction(), references, reading.retractedThreads(), removed, reading.edit(), edited,
-                reading.diagnostics()));
+        out.println(report(reading.isRetraction(), references, reading.retractedThreads(), reading.account(), removed, rebuilt,
+                reading.edit(), edited, reading.diagnostics()));
         return 0;
     }
 
@@ -114,8 +123,9 @@ final class MatchCommand {
      * The line {@code retract match} prints, keys in its order, lists sorted;
      * {@code "edit"} and {@code "edited"} only for an edit ({@code edit} not null).
      */
-    static String report(boolean retraction, Collection<String> references, Collection<String> threads, Collection<String> removed,
-            NotificationEdit edit, Collection<String> edited, List<PayloadProblem> diagnostics) {
+    static String report(boolean retraction, Collection<String> references, Collection<String> threads, String account,
+            Collection<String> removed, List<Conversation> rebuilt, NotificationEdit edit, Collection<String> edited,
+            List<PayloadProblem> diagnostics) {
         List<String> problems = new ArrayList<>();
         for (PayloadProblem problem : diagnostics) {
             problems.add("{\"key\": " + Json.quote(problem.key()) + ", \"problem\": " + Json.quote(problem.description()) + "}");
@@ -123,8 +133,24 @@ final class MatchCommand {
         String editing = edit == null ? ""
                 : "\"edit\": {\"title\": " + (edit.title() == null ? "null" : Json.quote(edit.title())) + ", \"body\": "
                         + Json.quote(edit.body()) + "}, \"edited\": " + list(edited) + ", ";
+        String named = account == null ? "" : ", \"account\": " + Json.quote(account);
+        String conversations = "";
+        if (!rebuilt.isEmpty()) {
+            List<Conversation> sorted = new ArrayList<>(rebuilt);
+            sorted.sort((one, other) -> CanonicalText.compare(one.tag(), other.tag()));
+            List<String> entries = new ArrayList<>();
+            for (Conversation conversation : sorted) {
+                List<String> messages = new ArrayList<>();
+                for (ConversationMessage message : conversation.messages()) {
+                    messages.add("{\"reference\": " + Json.quote(message.reference()) + ", \"text\": " + Json.quote(message.text()) + "}");
+                }
+                entries.add("{\"name\": " + Json.quote(conversation.tag()) + ", \"messages\": [" + String.join(", ", messages) + "]}");
+            }
+            conversations = "\"rebuilt\": [" + String.join(", ", entries) + "], ";
+        }
         return "{\"retraction\": " + retraction + ", \"references\": " + list(references) + ", \"threads\": " + list(threads)
-                + ", \"remove\": " + list(removed) + ", " + editing + "\"diagnostics\": [" + String.join(", ", problems) + "]}";
+                + named + ", \"remove\": " + list(removed) + ", " + conversations + editing + "\"diagnostics\": ["
+                + String.join(", ", problems) + "]}";
     }
 
     /** Sorted as Swift sorts strings: by their NFC forms' code points. */
@@ -181,14 +207,54 @@ final class MatchCommand {
                 if (integer == null) throw new IllegalArgumentException(at + "\"id\" must be an integer (a 32-bit notification id), found " + kind(idValue));
                 id = Integer.parseInt(integer);
             }
-            return new ShownNotification(tag instanceof String ? (String) tag : null, id, objectField(object, "extras", at),
-                    stringField(object, "group", at), stringField(object, "channel", at));
+            ShownNotification notification = new ShownNotification(tag instanceof String ? (String) tag : null, id,
+                    objectField(object, "extras", at), stringField(object, "group", at), stringField(object, "channel", at));
+            if (!object.containsKey("conversation")) return notification;
+            Conversation conversation = conversation(object.get("conversation"), at);
+            if (tag instanceof String && !CanonicalText.same((String) tag, conversation.tag())) {
+                throw new IllegalArgumentException(at + "\"tag\" of a conversation must be " + Json.quote(conversation.tag()) + ", found "
+                        + Json.quote((String) tag));
+            }
+            return ShownNotification.ofConversation(conversation, notification.group(), notification.channel());
         }
         Object identifier = object.get("identifier");
         if (!(identifier instanceof String)) {
             throw new IllegalArgumentException(at + "\"identifier\" must be a string (an iPhone's notification), or give \"tag\" and \"id\" (an Android one)");
         }
         return ShownNotification.ofIPhone((String) identifier, objectField(object, "userInfo", at), stringField(object, "threadIdentifier", at));
+    }
+
+    /** A conversation notification's {@code "conversation"}: its thread, account and messages. */
+    private static Conversation conversation(Object value, String at) {
+        if (!(value instanceof Map)) throw new IllegalArgumentException(at + "\"conversation\" must be an object, found " + kind(value));
+        Map<?, ?> object = (Map<?, ?>) value;
+        Object thread = object.get("thread");
+        if (!(thread instanceof String) || ((String) thread).isEmpty()) {
+            throw new IllegalArgumentException(at + "\"conversation.thread\" must be a non-empty string, found " + kind(thread));
+        }
+        Object account = object.get("account");
+        if (account != null && !(account instanceof String)) {
+            throw new IllegalArgumentException(at + "\"conversation.account\" must be a string, found " + kind(account));
+        }
+        Object list = object.get("messages");
+        if (!(list instanceof List)) throw new IllegalArgumentException(at + "\"conversation.messages\" must be an array, found " + kind(list));
+        List<ConversationMessage> messages = new ArrayList<>();
+        List<?> elements = (List<?>) list;
+        for (int index = 0; index < elements.size(); index++) {
+            Object element = elements.get(index);
+            Map<?, ?> message = element instanceof Map ? (Map<?, ?>) element : null;
+            Object reference = message == null ? null : message.get("reference");
+            String written = reference instanceof String && !((String) reference).isEmpty() ? (String) reference
+                    : reference instanceof JsonNumber ? ((JsonNumber) reference).integerText() : null;
+            Object text = message == null ? null : message.get("text");
+            Object sender = message == null ? null : message.get("sender");
+            if (written == null || !(text instanceof String) || (sender != null && !(sender instanceof String))) {
+                throw new IllegalArgumentException(at + "\"conversation.messages[" + index + "]\" must be an object with a \"reference\" "
+                        + "(a string or an integer), a \"text\" (a string) and maybe a \"sender\" (a string)");
+            }
+            messages.add(new ConversationMessage(written, (String) text, (String) sender, index));
+        }
+        return new Conversation((String) account, (String) thread, null, false, messages);
     }
 
     /** The number as a 32-bit notification id, or null when it is not one. */

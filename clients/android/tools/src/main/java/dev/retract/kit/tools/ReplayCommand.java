@@ -1,5 +1,7 @@
 package dev.retract.kit.tools;
 
+import dev.retract.kit.ConversationMessage;
+import dev.retract.kit.Conversations;
 import dev.retract.kit.FeedCursor;
 import dev.retract.kit.FeedException;
 import dev.retract.kit.InMemoryShade;
@@ -20,8 +22,10 @@ import java.util.Map;
 
 /**
  * {@code replay}: the app side of simulated Android phones. Reads one phone
- * per line on stdin, {@code {"device": "...", "events": [...]}}, each event
- * one of
+ * per line on stdin, {@code {"device": "...", "style": "message", "events": [...]}}
+ * ({@code style}, optional: {@code "message"}, one notification per message,
+ * the default, or {@code "conversation"}, an app that shows an original with
+ * a conversation in its conversation's notification), each event one of
  * <ul>
  *   <li>{@code {"display": {"tag": ..., "id": 0, "channel": ..., "title": ..., "body": ...}}}: Firebase
  *       showed a notification message itself (the app was in the background), with no app code,
@@ -37,10 +41,12 @@ import java.util.Map;
  * {@link RetractClient} with tombstones, over a shade that behaves as
  * Android's): a retraction cancels what it names, an edit re-posts what is
  * still showing of what it names with its words, an original sent as data
- * only is posted under its tag unless it was retracted first. Prints one
- * line per phone:
- * {@code {"device": "...", "showing": [{"name": ..., "references": [...], "title": ..., "text": ...}], "diagnostics": n}},
- * in the order they were posted, {@code title} and {@code text} a string or null, with
+ * only is posted under its tag unless it was retracted first (or into its
+ * conversation). Prints one line per phone:
+ * {@code {"device": "...", "showing": [{"name": ..., "references": [...], "title": ..., "text": ...}], "alerts": n, "diagnostics": n}},
+ * in the order they were posted, {@code title} and {@code text} a string or null, a
+ * conversation notification with {@code "messages": [{"reference": ..., "text": ...}]},
+ * {@code alerts} the posts that alerted (sound, vibration, heads-up), with
  * {@code "feedError"} when a feed could not be read.
  * The phone's state (force-stopped, Doze) is the simulator's: it decides which
  * events reach the app.
@@ -79,8 +85,13 @@ final class ReplayCommand {
             throw new IllegalArgumentException("expected {\"device\": \"...\", \"events\": [...]}");
         }
         Map<String, Object> phone = (Map<String, Object>) parsed;
+        Object style = phone.getOrDefault("style", "message");
+        if (!"message".equals(style) && !"conversation".equals(style)) {
+            throw new IllegalArgumentException("\"style\" must be \"message\" or \"conversation\"");
+        }
+        Conversations conversations = "conversation".equals(style) ? new Conversations() : null;
         InMemoryShade shade = new InMemoryShade();
-        RetractClient client = new RetractClient(new Tombstones(TextStorage.inMemory()));
+        RetractClient client = new RetractClient(new Tombstones(TextStorage.inMemory()), conversations);
         int diagnostics = 0;
         String feedError = null;
         List<?> events = (List<?>) phone.get("events");
@@ -96,7 +107,10 @@ final class ReplayCommand {
             } else if (data instanceof Map) {
                 MessageOutcome outcome = client.onMessageReceived((Map<String, ?>) data, shade);
                 diagnostics += outcome.diagnostics().size();
-                if (outcome.kind() == MessageOutcome.Kind.ORIGINAL) shade.post(outcome.original().shown(0, CHANNEL));
+                if (outcome.kind() != MessageOutcome.Kind.ORIGINAL) continue;
+                if (conversations == null || conversations.post(outcome.original(), index, shade) == null) {
+                    shade.post(outcome.original().shown(0, CHANNEL));
+                }
             } else {
                 throw new IllegalArgumentException("event " + index + ": expected {\"display\": {...}}, {\"data\": {...}} or {\"start\": {...}}");
             }
@@ -108,11 +122,22 @@ final class ReplayCommand {
             shown.put("references", new ArrayList<>(notification.references()));
             shown.put("title", notification.title());
             shown.put("text", notification.text());
+            if (notification.conversation() != null) {
+                List<Object> messages = new ArrayList<>();
+                for (ConversationMessage message : notification.conversation().messages()) {
+                    Map<String, Object> entry = new LinkedHashMap<>();
+                    entry.put("reference", message.reference());
+                    entry.put("text", message.text());
+                    messages.add(entry);
+                }
+                shown.put("messages", messages);
+            }
             showing.add(shown);
         }
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("device", phone.get("device"));
         result.put("showing", showing);
+        result.put("alerts", new dev.retract.kit.JsonNumber(String.valueOf(shade.alerts())));
         result.put("diagnostics", new dev.retract.kit.JsonNumber(String.valueOf(diagnostics)));
         if (feedError != null) result.put("feedError", feedError);
         return Json.write(result);

@@ -21,7 +21,7 @@ class EditCommandsTest {
                 + "\\\"pushNotificationEdit\\\":{\\\"body\\\":\\\"See you at 9?\\\"}}\"}}]}";
         assertEquals("{\"device\":\"p1\",\"showing\":["
                 + "{\"name\":\"m1\",\"references\":[\"m1\"],\"title\":\"Ada\",\"text\":\"See you at 9?\"},"
-                + "{\"name\":\"m2\",\"references\":[\"m2\"],\"title\":null,\"text\":\"See you at 9?\"}],\"diagnostics\":0}",
+                + "{\"name\":\"m2\",\"references\":[\"m2\"],\"title\":null,\"text\":\"See you at 9?\"}],\"alerts\":2,\"diagnostics\":0}",
                 ReplayCommand.replay(phone));
     }
 
@@ -33,7 +33,7 @@ class EditCommandsTest {
                 + "{\"data\":{\"notificationCustomData\":\"{\\\"pushNotificationReferenceId\\\":\\\"m2\\\",\\\"isReferredNotificationMustRemoved\\\":true}\"}},"
                 + "{\"display\":{\"tag\":\"m2\",\"id\":0,\"title\":\"Ada\",\"body\":\"late\"}},"
                 + "{\"data\":{\"notificationCustomData\":\"{\\\"pushNotificationReferenceId\\\":\\\"m2\\\",\\\"pushNotificationEdit\\\":{\\\"body\\\":\\\"edited\\\"}}\"}}]}";
-        assertEquals("{\"device\":\"p1\",\"showing\":[{\"name\":\"m1\",\"references\":[\"m1\"],\"title\":\"Ada\",\"text\":\"second\"}],\"diagnostics\":0}",
+        assertEquals("{\"device\":\"p1\",\"showing\":[{\"name\":\"m1\",\"references\":[\"m1\"],\"title\":\"Ada\",\"text\":\"second\"}],\"alerts\":3,\"diagnostics\":0}",
                 ReplayCommand.replay(phone));
     }
 
@@ -42,7 +42,7 @@ class EditCommandsTest {
         String phone = "{\"device\":\"p1\",\"events\":["
                 + "{\"data\":{\"notificationCustomData\":\"{\\\"pushNotificationReferenceId\\\":\\\"m1\\\"}\",\"title\":\"Ada\",\"body\":\"See you at 8?\"}},"
                 + "{\"data\":{\"pushNotificationReferenceId\":\"m1\",\"pushNotificationEdit\":\"{\\\"title\\\":true,\\\"body\\\":\\\"See you at 9?\\\"}\"}}]}";
-        assertEquals("{\"device\":\"p1\",\"showing\":[{\"name\":\"m1\",\"references\":[\"m1\"],\"title\":\"Ada\",\"text\":\"See you at 9?\"}],\"diagnostics\":1}",
+        assertEquals("{\"device\":\"p1\",\"showing\":[{\"name\":\"m1\",\"references\":[\"m1\"],\"title\":\"Ada\",\"text\":\"See you at 9?\"}],\"alerts\":1,\"diagnostics\":1}",
                 ReplayCommand.replay(phone));
     }
 
