@@ -155,7 +155,8 @@ public enum APNsSimulatedDevice {
     /// reach it one by one: what ``replay(_:on:)`` runs all at once, and a
     /// ``SimulatedPhone`` as each arrives.
     final class AppOnPhone {
-        let phone: Phone
+        /// The phone; the app's state changes when the user opens it (``SimulatedPhone/openApp(now:)``).
+        var phone: Phone
         let center = InMemoryNotificationCenter()
         let handler: RetractionHandler
         let serviceExtension: RetractionServiceExtension

@@ -24,6 +24,8 @@ public actor SimulatedPhone {
     private let simulator: APNsSimulator
     private let kind: APNsSimulatedDevice.Phone?
     private let app: APNsSimulatedDevice.AppOnPhone
+    /// The device feed as the app reads it at launch, with the cursor its extension shares.
+    private let catchUp: RetractionServiceExtension.FeedCatchUp?
     /// The pushes handled so far, by apns-id and when the simulator took them.
     private var handled: Set<Handled> = []
     /// What the phone received before it met the simulator, handled first.
@@ -61,7 +63,21 @@ public actor SimulatedPhone {
             try? cursor.save(token: token)
             catchUp = RetractionServiceExtension.FeedCatchUp(feed: feed, cursor: cursor)
         }
+        self.catchUp = catchUp
         app = APNsSimulatedDevice.AppOnPhone(phone: kind ?? simulator.phone(of: deviceToken), catchUp: catchUp)
+    }
+
+    /// The user opens the app: the pushes that reached the phone are handled
+    /// first (``settle(now:)``), then the app, running from now on (a
+    /// force-quit one no longer is), reads the device feed from the cursor
+    /// it shares with its extension and removes what it names, as an app
+    /// does at launch with ``RetractionFeed/catchUp(from:handler:)``.
+    /// - Returns: what the phone shows then.
+    public func openApp(now: Date? = nil) async -> APNsSimulatedDevice.Screen {
+        _ = await settle(now: now)
+        if app.phone.appState == .forceQuit { app.phone.appState = .background }
+        if let catchUp { _ = try? await catchUp.feed.catchUp(from: catchUp.cursor, handler: app.handler) }
+        return await settle(now: now)
     }
 
     /// The user swipes the notification `identifier` away, or opens it: it

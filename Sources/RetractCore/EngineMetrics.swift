@@ -3,7 +3,8 @@ import Metrics
 import NIOConcurrencyHelpers
 
 /// What the engine counts, through swift-metrics:
-/// `retract_pushes_total{kind,outcome}` and `retract_retraction_duration_seconds`.
+/// `retract_pushes_total{kind,outcome}`, `retract_retraction_duration_seconds`,
+/// `retract_reads_total` and `retract_read_devices_total`.
 final class EngineMetrics: Sendable {
     private let factory: any MetricsFactory
     private let pushCounters = NIOLockedValueBox([String: Counter]())
@@ -12,10 +13,28 @@ final class EngineMetrics: Sendable {
     init(factory: any MetricsFactory) {
         self.factory = factory
         retractionDuration = Timer(label: "retract_retraction_duration_seconds", dimensions: [], factory: factory)
+        reads = Counter(label: "retract_reads_total", dimensions: [], factory: factory)
+        readDevices = Counter(label: "retract_read_devices_total", dimensions: [], factory: factory)
     }
 
     enum PushKind: String {
-        case retraction, original
+        case retraction, original, read
+    }
+
+    private let reads: Counter
+    private let readDevices: Counter
+    private let readsTaken = NIOLockedValueBox(0)
+
+    /// A read was taken, telling `devices` devices:
+    /// `retract_reads_total` and `retract_read_devices_total`.
+    /// - Returns: how many reads this process took, this one included.
+    func countRead(devices: Int) -> Int {
+        reads.increment()
+        readDevices.increment(by: devices)
+        return readsTaken.withLockedValue { taken in
+            taken &+= 1
+            return taken
+        }
     }
 
     /// Counts `count` pushes of `kind` that came to `outcome`.

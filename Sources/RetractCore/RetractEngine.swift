@@ -14,6 +14,8 @@ package final class RetractEngine: Sendable {
     /// What the engine and its workers send through.
     let sender: PushSender
     let logger: Logger
+    /// Wakes the read couriers of this process: a read owes pushes.
+    let readWake = WakeSignal()
 
     /// - Parameter metricsFactory: where push outcomes and retraction
     ///   durations are counted (`retract serve` gives its Prometheus registry's).

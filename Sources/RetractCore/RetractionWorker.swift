@@ -48,6 +48,8 @@ package final class RetractionWorker: Sendable {
     private let wake: WakeSignal
     /// Delivers completion webhooks beside the lanes, when given a sender.
     private let webhooks: WebhookCourier?
+    /// Pushes reads beside the lanes: a worker of the engine's ledger.
+    private let reads: ReadCourier?
     /// The items the lanes have in hand, and when the last one ended: see ``isSending(orWithin:)``.
     private let activity = NIOLockedValueBox((items: 0, lastEnded: ContinuousClock.Instant?.none))
 
@@ -64,7 +66,7 @@ package final class RetractionWorker: Sendable {
     package convenience init(engine: RetractEngine, name: String = RetractionWorker.defaultName, webhooks: WebhookSender? = nil) {
         self.init(
             queue: engine.store, settings: engine.settings, logger: engine.logger, sender: engine.sender, name: name,
-            webhooks: webhooks.map { WebhookCourier(engine: engine, sender: $0, worker: name) })
+            webhooks: webhooks.map { WebhookCourier(engine: engine, sender: $0, worker: name) }, reads: ReadCourier(engine: engine))
     }
 
     /// A worker of `queue` with windows of its own, sending through
@@ -77,11 +79,12 @@ package final class RetractionWorker: Sendable {
         let sender = PushSender(
             transports: transports, window: settings.window, smallestWindow: settings.smallestWindow, policy: settings.retryPolicy,
             metrics: EngineMetrics(factory: MetricsSystem.factory))
-        self.init(queue: queue, settings: settings, logger: logger, sender: sender, name: name, webhooks: nil)
+        self.init(queue: queue, settings: settings, logger: logger, sender: sender, name: name, webhooks: nil, reads: nil)
     }
 
     private init(
-        queue: any WorkQueue, settings: EngineSettings, logger: Logger, sender: PushSender, name: String, webhooks: WebhookCourier?
+        queue: any WorkQueue, settings: EngineSettings, logger: Logger, sender: PushSender, name: String, webhooks: WebhookCourier?,
+        reads: ReadCourier?
     ) {
         self.queue = queue
         self.settings = settings
@@ -91,6 +94,7 @@ package final class RetractionWorker: Sendable {
         wake = sender.wake
         self.name = name
         self.webhooks = webhooks
+        self.reads = reads
     }
 
     /// `host:pid`, unique among running processes.
@@ -111,6 +115,9 @@ package final class RetractionWorker: Sendable {
             group.addTask { await self.listen() }
             if let webhooks {
                 group.addTask { await webhooks.run(while: { !self.isDraining }, mayClaim: { self.held.withLockedValue { $0 } == nil }) }
+            }
+            if let reads {
+                group.addTask { await reads.run(while: { !self.isDraining }, mayClaim: { self.held.withLockedValue { $0 } == nil }) }
             }
             await withTaskGroup(of: Void.self) { lanes in
                 for index in 0..<settings.lanes {

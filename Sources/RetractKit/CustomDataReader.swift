@@ -92,6 +92,11 @@ struct CustomDataReader {
                 self.accountPath = accountPath
             }
         }
+        if customData.badge == nil, let value = try lookup(PayloadDialect.badgeKey) {
+            customData.badge = diagnosing { () throws(RetractPayloadError) in
+                try NotificationCustomData.badge(value, path: Self.path(path, PayloadDialect.badgeKey))
+            }
+        }
         for key in PayloadDialect.allCases.map(\.mustRemoveKey) {
             let flagPath = Self.path(path, key)
             guard let value = try lookup(key),

@@ -33,10 +33,13 @@ public struct NotificationCustomData: Hashable, Sendable {
     /// (`pushNotificationAccount`), where one app on a phone holds several;
     /// nil: the app's only account.
     public var account: String?
+    /// The app icon's badge a read's push gives (`pushNotificationBadge`), for
+    /// the app to set: a background push carries no `aps.badge`.
+    public var badge: Int?
 
     public init(
         referenceID: ReferenceID? = nil, referenceIDs: [ReferenceID] = [], mustRemoveReferred: Bool = false, threadID: String? = nil,
-        threadIDs: [String] = [], moreInFeed: Bool = false, edit: NotificationEdit? = nil, account: String? = nil
+        threadIDs: [String] = [], moreInFeed: Bool = false, edit: NotificationEdit? = nil, account: String? = nil, badge: Int? = nil
     ) {
         self.referenceID = referenceID
         self.referenceIDs = referenceIDs
@@ -46,6 +49,7 @@ public struct NotificationCustomData: Hashable, Sendable {
         self.moreInFeed = moreInFeed
         self.edit = edit
         self.account = account
+        self.badge = badge
     }
 
     /// Every reference the custom data names, single and batch, without repeats.
@@ -109,6 +113,24 @@ extension NotificationCustomData {
         } catch {
             guard case .invalidValue(let key, let reason) = error else { throw error }
             throw .invalidValue(key: key, reason: reason.replacingOccurrences(of: "reference", with: name))
+        }
+    }
+
+    /// A badge: a whole number from 0, or one as a string (FCM data values
+    /// are strings); null means absent.
+    static func badge(_ value: PayloadValue, path: String) throws(RetractPayloadError) -> Int? {
+        switch value {
+        case .null:
+            return nil
+        case .integer(let digits), .string(let digits):
+            guard let badge = Int(digits), badge >= 0 else {
+                throw RetractPayloadError.invalidValue(key: path, reason: "\(Self.quotedForMessage(value)) is not a badge (a whole number from 0)")
+            }
+            return badge
+        case .fraction:
+            throw RetractPayloadError.invalidValue(key: path, reason: "\(Self.quotedForMessage(value)) is not a badge (a whole number from 0)")
+        default:
+            throw RetractPayloadError.wrongType(key: path, expected: "a whole number", found: value.kind)
         }
     }
 
@@ -214,6 +236,7 @@ extension NotificationCustomData: Codable {
         }
         try container.encodeIfPresent(edit, forKey: AnyKey(PayloadDialect.editKey))
         try container.encodeIfPresent(account, forKey: AnyKey(PayloadDialect.accountKey))
+        try container.encodeIfPresent(badge, forKey: AnyKey(PayloadDialect.badgeKey))
     }
 
     private struct AnyKey: CodingKey {

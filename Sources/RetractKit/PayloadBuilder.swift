@@ -18,9 +18,20 @@ public struct PayloadBuilder: Hashable, Sendable {
     /// app on a phone holds several; nil names none: the app's only account.
     public var account: String?
 
+    /// The app icon's badge each retraction body carries in its custom data
+    /// (`pushNotificationBadge`), as a read's push does with the count the
+    /// backend gives; nil carries none.
+    public var badge: Int?
+
     public init(dialect: PayloadDialect = .canonical, account: String? = nil) {
         self.dialect = dialect
         self.account = account
+    }
+
+    /// A builder whose retraction bodies also carry `badge` (a read's).
+    public init(dialect: PayloadDialect, account: String?, badge: Int?) {
+        self.init(dialect: dialect, account: account)
+        self.badge = badge
     }
 
     /// `"pushNotificationAccount":"…",` first in each custom data object, or nothing.
@@ -28,9 +39,14 @@ public struct PayloadBuilder: Hashable, Sendable {
         account.map { JSONText.quoted(PayloadDialect.accountKey) + ":" + JSONText.quoted($0) + "," } ?? ""
     }
 
+    /// `"pushNotificationBadge":N,` after the account in a retraction body's custom data, or nothing.
+    private var badgeField: String {
+        badge.map { JSONText.quoted(PayloadDialect.badgeKey) + ":" + String($0) + "," } ?? ""
+    }
+
     /// The start of a body: `aps`, then the custom data's key and its account.
     fileprivate func head(_ aps: RetractionAPS) -> String {
-        #"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{" + accountField
+        #"{"aps":"# + aps.json + "," + JSONText.quoted(dialect.customDataKey) + ":{" + accountField + badgeField
     }
 
     // MARK: - Originals
@@ -237,7 +253,7 @@ public struct PayloadBuilder: Hashable, Sendable {
         let encoded = try unique.map(encodedReference)
         let marked = moreInFeed && dialect == .canonical
         let template =
-            aps == .background && !marked && account == nil
+            aps == .background && !marked && account == nil && badge == nil
             ? RetractionTemplate.of(dialect) : RetractionTemplate(dialect, head: head(aps), moreInFeed: marked)
         switch dialect {
         case .legacy:

@@ -58,4 +58,9 @@ public enum PayloadDialect: String, Sendable, Hashable, Codable, CaseIterable {
     /// its references and threads are that account's. Absent means the
     /// app's only account. Both dialects read and write it.
     public static let accountKey = "pushNotificationAccount"
+
+    /// The app icon's badge a read's push carries in its custom data, for
+    /// the app to set (`setBadgeCount`): Apple's background pushes carry
+    /// nothing but `content-available` in `aps`.
+    public static let badgeKey = "pushNotificationBadge"
 }

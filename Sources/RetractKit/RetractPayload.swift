@@ -50,6 +50,10 @@ public enum RetractPayload {
         /// The account the push's references and threads are of
         /// (`pushNotificationAccount`); nil: the app's only account.
         public var account: String? { customData?.account }
+
+        /// The app icon's badge the push gives (a read's), for the app to set
+        /// (`UNUserNotificationCenter.setBadgeCount`); nil: leave it.
+        public var badge: Int? { customData?.badge }
     }
 
     /// What an edit push asks: show `title` and `body` instead of what the

@@ -382,3 +382,47 @@ enum Validate {
         return text
     }
 }
+
+/// `POST /v1/reads`.
+struct ReadBody: Decodable {
+    var app: String
+    /// The user who read: deliveries' `recipient` label.
+    var recipient: String
+    /// The conversation read: deliveries' `thread` label.
+    var thread: String
+    /// Read up to this time (RFC 3339): every message sent at or before it.
+    var upTo: String?
+    /// Read up to this message: those sent before it, and it.
+    var upToReference: String?
+    /// The token of the device the user read on: not pushed.
+    var reader: String?
+    /// The app icon's badge the pushes set.
+    var badge: Int?
+    /// The account read in; absent: the app's only account.
+    var account: String?
+    /// What a retraction takes and a read does not: refused by name, not ignored.
+    var mode: String?
+    var reason: String?
+    var dryRun: Bool?
+
+    /// The first field given that a retraction takes and a read does not, and why.
+    var retractionField: (field: String, problem: String)? {
+        if mode != nil { return ("mode", "a read is always a silent background push") }
+        if reason != nil { return ("reason", "a read is not audited: it has no reason to keep") }
+        if dryRun != nil { return ("dryRun", "a read has no dry run") }
+        return nil
+    }
+}
+
+struct ReadTakenView: Encodable {
+    /// Lowercase: the id the device feed lists the read under.
+    var id: String
+    var app: String
+    var account: String?
+    /// The recipient's devices told to remove something.
+    var devices: Int
+    /// Their deliveries taken.
+    var deliveries: Int
+    /// The point read up to, as a time: for `upToReference`, when it was sent.
+    var upTo: Date?
+}

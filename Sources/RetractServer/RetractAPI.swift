@@ -93,6 +93,7 @@ struct RetractAPI: Sendable {
         post(router, "/v1/notifications") { try await send($0) }
         post(router, "/v1/retractions") { try await retract($0) }
         post(router, "/v1/edits") { try await editNotification($0) }
+        post(router, "/v1/reads") { try await markRead($0) }
         post(router, "/v1/retractions/:id/cancel") { try await cancel($0) }
         post(router, "/v1/retractions/:id/approve") { try await decide(.approve, $0) }
         post(router, "/v1/retractions/:id/reject") { try await decide(.reject, $0) }

@@ -70,5 +70,6 @@ package struct Migration: Hashable, Sendable {
             version: 23, name: "0023_quiet_carriers.sql",
             sql: String(decoding: PackageResources._023_quiet_carriers_sql, as: UTF8.self)),
         Migration(version: 24, name: "0024_accounts.sql", sql: String(decoding: PackageResources._024_accounts_sql, as: UTF8.self)),
+        Migration(version: 25, name: "0025_reads.sql", sql: String(decoding: PackageResources._025_reads_sql, as: UTF8.self)),
     ]
 }

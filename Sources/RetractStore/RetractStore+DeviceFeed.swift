@@ -129,14 +129,16 @@ extension RetractStore {
     }
 
     /// The newest place in the feed of each of `apps`: the `created_xid` of
-    /// its newest committed retraction that is not a dry run nor an edit, 0
-    /// for an app without one.
+    /// its newest committed retraction that is not a dry run nor an edit, or
+    /// the transaction of its newest read (migration 0025) when later; 0 for
+    /// an app without either.
     package func newestFeedPlaces(apps: [Int64]) async throws(StoreError) -> [Int64: UInt64] {
         try await performFeedRead("reading the newest retraction of \(apps.count) apps") { [self] in
             var newest: [Int64: UInt64] = [:]
             let rows = try await feedClient.query(
                 """
-                SELECT a.id, (SELECT max(r.created_xid) FROM retractions r WHERE r.app_id = a.id AND NOT r.dry_run AND r.edit_body IS NULL)::text
+                SELECT a.id, greatest((SELECT max(r.created_xid) FROM retractions r WHERE r.app_id = a.id AND NOT r.dry_run AND r.edit_body IS NULL),
+                                      (SELECT max(m.fed_xid) FROM read_marks m WHERE m.app_id = a.id))::text
                 FROM unnest(\(apps)::bigint[]) AS a (id)
                 """, logger: logger)
             for try await (app, xid) in rows.decode((Int64, String?).self) { newest[app] = xid.flatMap { UInt64($0) } ?? 0 }

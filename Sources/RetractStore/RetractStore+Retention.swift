@@ -34,6 +34,8 @@ extension RetractStore {
                 WHERE n.app_id = a.id AND n.last_sent_at < \(oldestKept.isoDate)::date::timestamp AT TIME ZONE 'UTC'
                 """, logger: logger)
         }
+        // A read's mark goes with the deliveries it was of (and the feed's rows of them).
+        try await deleteReadMarks(before: oldestKept.start)
         return expired.map(\.name)
     }
 

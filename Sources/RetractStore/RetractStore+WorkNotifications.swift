@@ -97,7 +97,7 @@ extension RetractStore {
         return .retraction(appID: app, xid: xid, devices: devices)
     }
 
-    private func listen(
+    func listen(
         on channel: String, during operation: String, listening: @escaping @Sendable () -> Void,
         _ each: @escaping @Sendable (String) -> Void
     ) async throws(StoreError) {

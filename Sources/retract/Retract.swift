@@ -10,7 +10,7 @@ struct Retract: AsyncParsableCommand {
             StatusCommand.self,
             CancelCommand.self,
             ApproveCommand.self, RejectCommand.self,
-            ServeCommand.self, KeysCommand.self, AuditCommand.self, DemoCommand.self, SimulatorCommand.self, Match.self,
+            ReadsCommand.self, ServeCommand.self, KeysCommand.self, AuditCommand.self, DemoCommand.self, SimulatorCommand.self, Match.self,
         ]
     )
 }
