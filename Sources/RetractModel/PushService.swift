@@ -26,6 +26,13 @@ package enum PushService: String, Hashable, Sendable, Codable, CaseIterable, Cus
         return token
     }
 
+    /// The token `text` stands for through either service (an APNs token is
+    /// hex; an FCM one never is, having a colon), or nil: where a device is
+    /// named without its service, as a read's reader is.
+    package static func anyToken(_ text: some StringProtocol) -> DeviceToken? {
+        apns.token(text) ?? fcm.token(text)
+    }
+
     /// Why `text` is not a token of this service, for error messages.
     package func tokenProblem(_ text: some StringProtocol) -> String {
         switch self {

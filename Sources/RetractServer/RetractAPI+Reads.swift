@@ -14,7 +14,7 @@ extension RetractAPI {
         if let (field, problem) = given.retractionField { throw APIProblem.invalid(field, problem) }
         let app = try await app(named: given.app, for: input.caller, field: "app")
         let reader = try given.reader.map { (text) throws(APIProblem) -> DeviceToken in
-            guard let token = PushService.apns.token(text) ?? PushService.fcm.token(text) else {
+            guard let token = PushService.anyToken(text) else {
                 throw APIProblem.invalid("reader", PushService.fcm.tokenProblem(text))
             }
             return token

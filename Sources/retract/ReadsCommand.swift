@@ -57,7 +57,7 @@ struct ReadsCommand: AsyncParsableCommand {
         let (receipt, pushes): (ReadReceipt, (finished: Int, owed: Int)?)
         do {
             let reader = try reader.map { (text) throws(RetractError) -> DeviceToken in
-                guard let token = PushService.apns.token(text) ?? PushService.fcm.token(text) else {
+                guard let token = PushService.anyToken(text) else {
                     throw RetractError(.invalidInput, "--reader: \(PushService.fcm.tokenProblem(text))", field: "--reader")
                 }
                 return token

@@ -60,16 +60,18 @@ struct ReadsCommandTests {
 
                 // The third phone is offline through both reads; the user reads on the fourth, twice.
                 stage.apns.simulator.takeOffline(deviceToken: offline.hex)
-                let first = try await serve.http.call(
-                    "POST", "/v1/reads", key: key,
-                    body: #"{"app":"chat","recipient":"alice","thread":"conv-1","upToReference":"m2","reader":"\#(reader.hex)","badge":4}"#)
+                func read(upTo reference: String, badge: Int) async throws -> HTTPAnswer {
+                    try await serve.http.call(
+                        "POST", "/v1/reads", key: key,
+                        body: #"{"app":"chat","recipient":"alice","thread":"conv-1","upToReference":"\#(reference)","reader":"\#(reader.hex)","badge":\#(badge)}"#
+                    )
+                }
+                let first = try await read(upTo: "m2", badge: 4)
                 #expect(first.status == 202, "\(first)")
                 #expect(first.json?["devices"] as? Int == 3)
                 #expect(first.json?["deliveries"] as? Int == 6)
                 try await Self.waitForPushes(stage, count: 3, to: [suspended, forceQuit, offline])
-                let second = try await serve.http.call(
-                    "POST", "/v1/reads", key: key,
-                    body: #"{"app":"chat","recipient":"alice","thread":"conv-1","upToReference":"m3","reader":"\#(reader.hex)","badge":3}"#)
+                let second = try await read(upTo: "m3", badge: 3)
                 #expect(second.status == 202, "\(second)")
                 #expect(second.json?["devices"] as? Int == 3)
                 // Only m3 is new to each device: m1 and m2 were read already.
