@@ -97,6 +97,14 @@ struct LatencyBenchmark: AsyncParsableCommand {
         let key: String
 
         func post(_ path: String, _ body: String) async throws {
+            let (status, reply) = try await answer(path, body)
+            guard (200..<300).contains(status) else {
+                throw CommandFailure("POST \(path): \(status) \(String(decoding: reply, as: UTF8.self))")
+            }
+        }
+
+        /// A POST with the key: its status and body, whatever the status.
+        func answer(_ path: String, _ body: String) async throws -> (status: Int, body: Data) {
             var request = HTTPClientRequest(url: base + path)
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(key)")
@@ -104,9 +112,7 @@ struct LatencyBenchmark: AsyncParsableCommand {
             request.body = .bytes(ByteBuffer(string: body))
             let response = try await http.execute(request, timeout: .seconds(30))
             let answer = try await response.body.collect(upTo: 1 << 20)
-            guard (200..<300).contains(Int(response.status.code)) else {
-                throw CommandFailure("POST \(path): \(response.status.code) \(String(buffer: answer))")
-            }
+            return (Int(response.status.code), Data(answer.readableBytesView))
         }
     }
 }

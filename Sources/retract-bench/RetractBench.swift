@@ -10,7 +10,7 @@ struct RetractBench: AsyncParsableCommand {
         subcommands: [
             APNsBenchmark.self, BenchmarkCertificates.self, LedgerBenchmark.self, LedgerStreamBenchmark.self, RetractBenchmark.self,
             FCMBenchmark.self, FCMClientBenchmark.self, FCMSimulatorProcess.self, LatencyBenchmark.self, CancelBenchmark.self,
-            EditBenchmark.self,
+            EditBenchmark.self, ReadsBenchmark.self,
         ]
     )
 }

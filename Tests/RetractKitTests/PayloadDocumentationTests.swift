@@ -17,7 +17,7 @@ struct PayloadDocumentationTests {
 
     @Test func everyExampleIsJSONWhoseCustomDataReads() throws {
         let blocks = try jsonBlocks()
-        #expect(blocks.count == 14)  // FCM's blocks are checked by RetractFCMTests
+        #expect(blocks.count == 15)  // FCM's blocks are checked by RetractFCMTests
         for block in blocks {
             let reading = RetractPayload.read(try userInfo(block))
             #expect(reading.customData != nil, "\(block)")

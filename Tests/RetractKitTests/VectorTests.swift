@@ -50,6 +50,7 @@ struct VectorTests {
             }
         }
         #expect(reading.account == vector.account)
+        #expect(reading.badge == vector.badge)
         #expect(report.account == (reading.retraction == nil ? nil : vector.account))
         #expect(rebuilt.sorted { $0.name < $1.name } == vector.rebuilt.sorted { $0.name < $1.name })
 

@@ -36,6 +36,9 @@ struct ValidationTests {
         let manyReferences = "[" + (0..<1001).map { "\"r\($0)\"" }.joined(separator: ",") + "]"
         let huge = String(repeating: "a", count: 1_200_000)
         let app = #""app":"chat""#
+        let reads = "/v1/reads"
+        let user = #""app":"chat","recipient":"u""#
+        let now = ISO8601DateFormatter().string(from: Date())
         return [
             // The body's shape.
             Case(path: deliveries, body: "{", status: 400, problem: "invalid-json"),
@@ -153,6 +156,35 @@ struct ValidationTests {
                 path: retractions, body: #"{\#(app),"references":["r"],"dryRun":"yes"}"#, status: 400, problem: "invalid-json",
                 field: "dryRun"),
             Case(path: retractions, body: #"{"references":["r"]}"#, status: 400, problem: "invalid-json", field: "app"),
+            // Reads (docs/reads.md): what a read is given, and what only a retraction takes, refused by name.
+            Case(path: reads, body: #"{\#(app),"thread":"t","upTo":"\#(now)"}"#, status: 400, problem: "invalid-json", field: "recipient"),
+            Case(path: reads, body: #"{\#(user),"thread":"t"}"#, status: 422, problem: "invalid-field", field: "upTo"),
+            Case(
+                path: reads, body: #"{\#(user),"thread":"t","upTo":"\#(now)","upToReference":"r"}"#, status: 422,
+                problem: "invalid-field", field: "upToReference"),
+            Case(path: reads, body: #"{\#(user),"thread":"t","upTo":"yesterday"}"#, status: 422, problem: "invalid-field", field: "upTo"),
+            Case(path: reads, body: #"{\#(user),"thread":"","upTo":"\#(now)"}"#, status: 422, problem: "invalid-field", field: "thread"),
+            Case(
+                path: reads, body: #"{\#(user),"thread":"t","upTo":"\#(now)","badge":-1}"#, status: 422, problem: "invalid-field",
+                field: "badge"),
+            Case(
+                path: reads, body: #"{\#(user),"thread":"t","upTo":"\#(now)","badge":"3"}"#, status: 400, problem: "invalid-json",
+                field: "badge"),
+            Case(
+                path: reads, body: #"{\#(user),"thread":"t","upTo":"\#(now)","mode":"alert"}"#, status: 422, problem: "invalid-field",
+                field: "mode"),
+            Case(
+                path: reads, body: #"{\#(user),"thread":"t","upTo":"\#(now)","reason":"spam"}"#, status: 422, problem: "invalid-field",
+                field: "reason"),
+            Case(
+                path: reads, body: #"{\#(user),"thread":"t","upTo":"\#(now)","dryRun":true}"#, status: 422, problem: "invalid-field",
+                field: "dryRun"),
+            Case(
+                path: reads, body: #"{\#(user),"thread":"t","upToReference":"never-sent"}"#, status: 404, problem: "not-found",
+                field: "upToReference"),
+            Case(
+                path: reads, body: #"{"app":"nope","recipient":"u","thread":"t","upTo":"\#(now)"}"#, status: 404, problem: "not-found",
+                field: "app"),
             Case(
                 path: notifications, body: #"{\#(app),"reference":"r","tokens":\#(tokens),"payload":"hi"}"#, status: 400,
                 problem: "invalid-json",
@@ -248,7 +280,9 @@ struct ValidationTests {
     /// Rows in every table a request could write to.
     static func ledgerCounts(_ stage: APIStage) async throws -> [String: Int] {
         var counts: [String: Int] = [:]
-        for table in ["apps", "deliveries", "retractions", "work_items", "audit_log", "idempotency_records", "dead_tokens"] {
+        for table in [
+            "apps", "deliveries", "retractions", "work_items", "audit_log", "idempotency_records", "dead_tokens", "device_feed", "read_marks",
+        ] {
             counts[table] = try await stage.count("SELECT count(*) FROM \(table)")
         }
         return counts

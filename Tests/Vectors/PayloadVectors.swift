@@ -27,6 +27,8 @@ public struct PayloadVectors: Sendable {
         public var account: String?
         /// Android conversation notifications re-posted, by name, with their messages after the push; empty when the case gives none.
         public var rebuilt: [Rebuilt]
+        /// The badge the push gives (`pushNotificationBadge`, a read's); nil when the case gives none.
+        public var badge: Int?
     }
 
     /// A case's `"rebuilt"` entry: a conversation and its messages (reference, text) after the push, in order.
@@ -136,7 +138,8 @@ extension PayloadVectors.Case {
                     }
                     return PayloadVectors.Rebuilt(
                         name: name, messages: messages.map { .init(reference: $0["reference"] ?? "", text: $0["text"] ?? "") })
-                }
+                },
+            badge: object["badge"] == nil ? nil : try field("badge", as: Int.self)
         )
     }
 }

@@ -18,6 +18,7 @@ public final class CustomData {
     boolean moreInFeed;
     NotificationEdit edit;
     String account;
+    Integer badge;
 
     CustomData() {}
 
@@ -66,6 +67,11 @@ public final class CustomData {
      */
     public String account() {
         return account;
+    }
+
+    /** The app icon's badge a read's push gives ({@code pushNotificationBadge}), or null. */
+    public Integer badge() {
+        return badge;
     }
 
     /** Every reference named, single and batch, without repeats, in order. */

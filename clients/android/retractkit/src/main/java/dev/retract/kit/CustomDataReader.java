@@ -111,6 +111,8 @@ final class CustomDataReader {
                 accountPath = where;
             }
         }
+        PayloadValue badgeValue = lookup.apply(PayloadKeys.BADGE);
+        if (badgeValue != null && customData.badge == null) customData.badge = badge(badgeValue, path(path, PayloadKeys.BADGE));
         for (String key : PayloadKeys.MUST_REMOVE) {
             PayloadValue value = lookup.apply(key);
             if (value == null) continue;
@@ -306,6 +308,30 @@ final class CustomDataReader {
             }
             default:
                 throw new Problem(PayloadProblem.wrongType(path, "a string or an integer", value.kindName()), false, null);
+        }
+    }
+
+    /** A badge: a whole number from 0, or one as a string (FCM data values are); null means absent. A bad one is a diagnostic. */
+    private Integer badge(PayloadValue value, String path) {
+        switch (value.kind) {
+            case NULL:
+                return null;
+            case INTEGER:
+            case STRING:
+                try {
+                    int badge = Integer.parseInt((String) value.value);
+                    if (badge >= 0) return badge;
+                } catch (NumberFormatException notAWholeNumber) {
+                    // Said below.
+                }
+                diagnostics.add(PayloadProblem.invalidValue(path, quotedForMessage(value) + " is not a badge (a whole number from 0)"));
+                return null;
+            case FRACTION:
+                diagnostics.add(PayloadProblem.invalidValue(path, quotedForMessage(value) + " is not a badge (a whole number from 0)"));
+                return null;
+            default:
+                diagnostics.add(PayloadProblem.wrongType(path, "a whole number", value.kindName()));
+                return null;
         }
     }
 

@@ -40,6 +40,7 @@ public final class MessageOutcome {
     private final NotificationEdit edit;
     private final List<ShownNotification> edited;
     private String account;
+    private Integer badge;
     private List<ShownNotification> rebuilt = Collections.emptyList();
 
     MessageOutcome(Kind kind, List<ShownNotification> removed, Set<String> references, Set<String> threads, Original original,
@@ -68,6 +69,12 @@ public final class MessageOutcome {
         return this;
     }
 
+    /** This outcome, with the badge the message gives. */
+    MessageOutcome badging(Integer badge) {
+        this.badge = badge;
+        return this;
+    }
+
     /** This outcome, with the conversations a retraction re-posted. */
     MessageOutcome rebuilding(List<ShownNotification> rebuilt) {
         this.rebuilt = Collections.unmodifiableList(new java.util.ArrayList<>(rebuilt));
@@ -91,6 +98,15 @@ public final class MessageOutcome {
     /** The account the message's references and threads are of ({@code pushNotificationAccount}); null: the app's only account. */
     public String account() {
         return account;
+    }
+
+    /**
+     * The app icon's badge the message gives ({@code pushNotificationBadge}, a
+     * read's), for the app to set ({@code ShortcutBadger}-style launchers, or
+     * a conversation's {@code setNumber}); null: the message gives none.
+     */
+    public Integer badge() {
+        return badge;
     }
 
     /**

@@ -26,6 +26,12 @@ public final class PayloadKeys {
      * and threads are that account's. Absent: the app's only account.
      */
     public static final String ACCOUNT = "pushNotificationAccount";
+    /**
+     * The app icon's badge a read's push gives, for the app to set (a whole
+     * number from 0, or one as a string): a background push carries no badge
+     * of its own.
+     */
+    public static final String BADGE = "pushNotificationBadge";
 
     /**
      * The title and body of an original Retract sends to Android as data only

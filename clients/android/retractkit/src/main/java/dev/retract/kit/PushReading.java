@@ -68,6 +68,11 @@ public final class PushReading {
         return customData == null ? null : customData.account;
     }
 
+    /** The app icon's badge the push gives (a read's, {@code pushNotificationBadge}) for the app to set, or null. */
+    public Integer badge() {
+        return customData == null ? null : customData.badge;
+    }
+
     /** Whether the push says the rest of what to remove is in the device feed. */
     public boolean moreInFeed() {
         return isRetraction() && customData.moreInFeed;

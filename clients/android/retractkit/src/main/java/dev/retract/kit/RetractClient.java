@@ -75,7 +75,8 @@ public final class RetractClient {
         if (reading.isRetraction()) {
             Changes changes = retracting(reading.retractedReferences(), reading.retractedThreads(), account, shade);
             return new MessageOutcome(MessageOutcome.Kind.RETRACTION, changes.removed, reading.retractedReferences(),
-                    reading.retractedThreads(), null, false, reading.diagnostics(), reading.moreInFeed()).of(account).rebuilding(changes.rebuilt);
+                    reading.retractedThreads(), null, false, reading.diagnostics(), reading.moreInFeed()).of(account).badging(reading.badge())
+                    .rebuilding(changes.rebuilt);
         }
         if (reading.isEdit()) {
             List<ShownNotification> swept = sweep(shade);

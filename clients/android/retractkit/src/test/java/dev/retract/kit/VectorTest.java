@@ -67,6 +67,8 @@ class VectorTest {
         for (ShownNotification notification : outcome.removed()) removed.add(notification.name());
         assertEquals(sorted(vector.get("remove")), removed, "remove");
         assertEquals(vector.get("account"), outcome.account(), "account");
+        Object badge = vector.get("badge");
+        assertEquals(badge == null ? null : Integer.valueOf(((JsonNumber) badge).text()), outcome.badge(), "badge");
         List<String> rebuilt = new ArrayList<>();
         for (ShownNotification notification : outcome.rebuilt()) rebuilt.add(Json.write(rebuiltEntry(notification.conversation())));
         for (ShownNotification notification : outcome.edited()) {
