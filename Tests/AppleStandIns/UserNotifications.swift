@@ -40,6 +40,12 @@ open class UNUserNotificationCenter: NSObject {
     open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: (@Sendable ((any Error)?) -> Void)? = nil) {
         standIn()
     }
+
+    /// H: `- (void)setBadgeCount:(NSInteger)newBadgeCount withCompletionHandler:(nullable void(^)(NSError *__nullable error))completionHandler API_AVAILABLE(macos(13.0), ios(16.0), watchos(9.0), tvos(16.0));`
+    /// D: https://developer.apple.com/documentation/usernotifications/unusernotificationcenter/setbadgecount(_:withcompletionhandler:)
+    /// (the async form, `setBadgeCount(_:) async throws`, on the same page).
+    @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, *)
+    open func setBadgeCount(_ newBadgeCount: Int) async throws { standIn() }
 }
 
 /// H: UNNotificationSound.h `@interface UNNotificationSound : NSObject <NSCopying, NSSecureCoding>`
