@@ -87,7 +87,7 @@ extension RetractStore {
     /// pool (``feedClient``): the cost follows the page, not what the device
     /// received nor how many retractions the app made. Reads that come while
     /// the pool's statements all run are read together, by the next one
-    /// (``FeedReads``), in one snapshot.
+    /// (``StatementBatches``), in one snapshot.
     ///
     /// `abandonWhen`: see ``AbandonWhen``; a statement reading several pages
     /// is given up when any of theirs says so.
@@ -147,7 +147,7 @@ extension RetractStore {
     }
 }
 
-/// One page of a device's feed, as ``FeedReads`` is asked for it.
+/// One page of a device's feed, as ``StatementBatches`` is asked for it.
 struct FeedPageAsk: Sendable {
     var appID: Int64
     var token: ByteBuffer

@@ -82,71 +82,41 @@ extension RetractStore {
     /// The most references a mark keeps for later pushes to carry.
     static let readMarkReferences = 200
 
-    /// Takes a read, in one statement: the deliveries of the conversation
-    /// to the recipient's devices, other than the reader, sent up to the
-    /// point and after what each device was told before, that a device not
-    /// dead received; lists them in each device's feed under the read's id;
+    /// Takes a read (docs/reads.md): the deliveries of the conversation to
+    /// the recipient's devices, other than the reader, sent up to the point
+    /// and after what each device was told before, that a device not dead
+    /// received; lists them in each device's feed under the read's id;
     /// folds them into each device's mark for the conversation (owed a push,
     /// superseding one not sent yet); and notifies the feed's listeners of
     /// the devices and the read courier.
+    ///
+    /// Reads come 10 to 50 times as often as deletions, so they are taken
+    /// together (``StatementBatches``): a read that finds one of
+    /// ``readStatements`` free runs at once, alone; those that come while
+    /// they all run are taken by the next, up to 128 in one statement,
+    /// prepared once per connection of their own pool (``ReadsStatement``,
+    /// ``readMarksClient``).
     package func recordRead(_ read: ReadRecord) async throws(StoreError) -> ReadTaken {
-        let (reference, upTo): (String?, Date?) =
-            switch read.point {
-            case .time(let time): (nil, time)
-            case .reference(let reference): (reference, nil)
+        try await readWrites.answer(read) { reads in await recordReads(reads) }
+    }
+
+    /// The reads `reads`, in one statement and transaction; one answer
+    /// each, the same failure for all when the statement fails.
+    func recordReads(_ reads: [ReadRecord]) async -> [Result<ReadTaken, StoreError>] {
+        let operation = reads.count == 1 ? "recording a read" : "recording \(reads.count) reads"
+        do throws(StoreError) {
+            let statement = ReadsStatement(reads: reads)
+            let taken = try await perform(operation, idempotent: true) { [self] in
+                var taken = Array(repeating: ReadTaken(devices: 0, deliveries: 0, upTo: nil), count: reads.count)
+                for try await (n, devices, deliveries, at) in try await readMarksClient.execute(statement, logger: logger)
+                where taken.indices.contains(n - 1) {
+                    taken[n - 1] = ReadTaken(devices: devices, deliveries: deliveries, upTo: at)
+                }
+                return taken
             }
-        let reader = read.reader.map { ByteBuffer(bytes: $0.bytes) }
-        let app = read.appID
-        return try await perform("recording a read", idempotent: true) { [self] in
-            let query: PostgresQuery = """
-                WITH point AS (
-                    SELECT coalesce(\(upTo)::timestamptz,
-                                    (SELECT max(d.sent_at) FROM deliveries d WHERE d.app_id = \(app) AND d.reference = \(reference)::text)) AS at
-                ),
-                taken AS MATERIALIZED (
-                    SELECT d.token, d.transport, d.reference, d.sent_on, d.sent_at
-                    FROM point p
-                    JOIN deliveries d ON d.app_id = \(app) AND d.recipient = \(read.recipient) AND d.thread = \(read.thread) AND d.sent_at <= p.at
-                    LEFT JOIN read_marks m ON m.app_id = \(app) AND m.token = d.token AND m.thread = \(read.thread)
-                    WHERE d.sent_at > coalesce(m.read_up_to, '-infinity')
-                      AND (d.sent_at < p.at OR \(reference)::text IS NULL OR d.reference = \(reference)::text)
-                      AND d.token IS DISTINCT FROM \(reader)::bytea
-                      AND NOT EXISTS (SELECT FROM dead_tokens dt WHERE dt.app_id = \(app) AND dt.token = d.token AND dt.recorded_at >= d.sent_at)
-                ),
-                fed AS (
-                    INSERT INTO device_feed (app_id, token, retraction_xid, retraction_id, reference, sent_on, retracted_at)
-                    SELECT \(app), t.token, pg_current_xact_id(), \(read.id), t.reference, t.sent_on, now() FROM taken t
-                    ON CONFLICT DO NOTHING
-                ),
-                marked AS (
-                    INSERT INTO read_marks AS m (app_id, token, thread, transport, read_up_to, refs, badge, fed_xid)
-                    SELECT \(app), t.token, \(read.thread), max(t.transport), max(t.sent_at),
-                           (array_agg(t.reference ORDER BY t.sent_at DESC, t.reference))[1:\(Self.readMarkReferences)], \(read.badge)::int,
-                           pg_current_xact_id()
-                    FROM taken t GROUP BY t.token
-                    ON CONFLICT (app_id, token, thread) DO UPDATE
-                    SET read_up_to = greatest(m.read_up_to, excluded.read_up_to),
-                        refs = (excluded.refs || m.refs)[1:\(Self.readMarkReferences)],
-                        badge = excluded.badge, pending = true, generation = m.generation + 1,
-                        attempts = CASE WHEN m.pending THEN m.attempts ELSE 0 END,
-                        due_at = CASE WHEN m.pending THEN m.due_at ELSE now() END,
-                        fed_xid = excluded.fed_xid, updated_at = now()
-                    RETURNING m.token
-                ),
-                notified AS (
-                    SELECT pg_notify('retract_feed', \(String(app)) || ' ' || pg_current_xact_id()::text || ' '
-                                     || CASE WHEN count(*) > 400 THEN '*'
-                                             ELSE string_agg(encode(substr(sha256(k.token), 1, 8), 'hex'), ',') END),
-                           pg_notify(\(Self.readsChannel), '')
-                    FROM marked k HAVING count(*) > 0
-                )
-                SELECT (SELECT count(*) FROM marked), (SELECT count(*) FROM taken), (SELECT at FROM point), (SELECT count(*) FROM notified)
-                """
-            var taken = ReadTaken(devices: 0, deliveries: 0, upTo: nil)
-            for try await (devices, deliveries, at, _) in try await client.query(query, logger: logger).decode((Int, Int, Date?, Int).self) {
-                taken = ReadTaken(devices: devices, deliveries: deliveries, upTo: at)
-            }
-            return taken
+            return taken.map { .success($0) }
+        } catch {
+            return Array(repeating: .failure(error), count: reads.count)
         }
     }
 
@@ -169,12 +139,12 @@ extension RetractStore {
                 """
                 WITH claimed AS (
                     UPDATE read_marks m SET claimed_until = now() + \(leaseSeconds) * interval '1 second', attempts = m.attempts + 1
-                    FROM (
-                        SELECT app_id, token, thread FROM read_marks
+                    WHERE m.ctid = ANY (ARRAY(
+                        -- By row address: a join on the key was planned as a scan of the whole table.
+                        SELECT ctid FROM read_marks
                         WHERE pending AND due_at <= now() AND (claimed_until IS NULL OR claimed_until < now())
                         ORDER BY due_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
-                    ) c
-                    WHERE m.app_id = c.app_id AND m.token = c.token AND m.thread = c.thread
+                    ))
                     RETURNING m.app_id, m.token, m.thread, m.transport::text AS transport, m.refs, m.badge, m.generation, m.attempts,
                               m.updated_at
                 )
@@ -286,3 +256,104 @@ extension RetractStore {
         }
     }
 }
+
+/// Reads taken together (``RetractStore/recordRead(_:)``), in one statement.
+///
+/// Each read takes its own range of its recipient's deliveries of the
+/// conversation (`deliveries_by_reader`); a delivery two reads of the batch
+/// take is listed in the feed once, under the newer read; each device's mark
+/// of a conversation is written once, with the newest read's badge, in key
+/// order (so that two batches lock the marks they share in the same order).
+/// One row per read: its place in the batch, its devices and deliveries
+/// taken, and its point as a time.
+struct ReadsStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH r AS (
+            SELECT * FROM unnest($1::int8[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bytea[], $8::int4[])
+                WITH ORDINALITY AS r (app_id, id, recipient, thread, up_to, reference, reader, badge, n)
+        ),
+        point AS (
+            SELECT r.n, r.app_id, r.recipient, r.thread, r.reference, r.reader,
+                   CASE WHEN r.reference = '' THEN r.up_to
+                        ELSE (SELECT max(d.sent_at) FROM deliveries d WHERE d.app_id = r.app_id AND d.reference = r.reference) END AS at
+            FROM r
+        ),
+        taken AS MATERIALIZED (
+            SELECT p.n, p.app_id, p.thread, d.token, d.transport, d.reference, d.sent_on, d.sent_at
+            FROM point p
+            JOIN deliveries d ON d.app_id = p.app_id AND d.recipient = p.recipient AND d.thread = p.thread AND d.sent_at <= p.at
+            LEFT JOIN read_marks m ON m.app_id = p.app_id AND m.token = d.token AND m.thread = p.thread
+            WHERE d.recipient IS NOT NULL AND d.thread IS NOT NULL
+              AND d.sent_at > coalesce(m.read_up_to, '-infinity')
+              AND (d.sent_at < p.at OR p.reference = '' OR d.reference = p.reference)
+              AND d.token <> p.reader
+              AND NOT EXISTS (SELECT FROM dead_tokens dt WHERE dt.app_id = p.app_id AND dt.token = d.token AND dt.recorded_at >= d.sent_at)
+        ),
+        once AS MATERIALIZED (
+            SELECT DISTINCT ON (t.app_id, t.token, t.reference) t.*, r.id, nullif(r.badge, -1) AS badge
+            FROM taken t JOIN r ON r.n = t.n
+            ORDER BY t.app_id, t.token, t.reference, t.n DESC
+        ),
+        fed AS (
+            INSERT INTO device_feed (app_id, token, retraction_xid, retraction_id, reference, sent_on, retracted_at)
+            SELECT o.app_id, o.token, pg_current_xact_id(), o.id, o.reference, o.sent_on, now() FROM once o
+            ON CONFLICT DO NOTHING
+        ),
+        marked AS (
+            INSERT INTO read_marks AS m (app_id, token, thread, transport, read_up_to, refs, badge, fed_xid)
+            SELECT o.app_id, o.token, o.thread, max(o.transport), max(o.sent_at),
+                   (array_agg(o.reference ORDER BY o.sent_at DESC, o.reference))[1:\(RetractStore.readMarkReferences)],
+                   (array_agg(o.badge ORDER BY o.n DESC))[1], pg_current_xact_id()
+            FROM once o
+            GROUP BY o.app_id, o.token, o.thread
+            ORDER BY o.app_id, o.token, o.thread
+            ON CONFLICT (app_id, token, thread) DO UPDATE
+            SET read_up_to = greatest(m.read_up_to, excluded.read_up_to),
+                refs = (excluded.refs || m.refs)[1:\(RetractStore.readMarkReferences)],
+                badge = excluded.badge, pending = true, generation = m.generation + 1,
+                attempts = CASE WHEN m.pending THEN m.attempts ELSE 0 END,
+                due_at = CASE WHEN m.pending THEN m.due_at ELSE now() END,
+                fed_xid = excluded.fed_xid, updated_at = now()
+            RETURNING m.app_id, m.token
+        ),
+        notified AS (
+            SELECT pg_notify('retract_feed', k.app_id::text || ' ' || pg_current_xact_id()::text || ' '
+                             || CASE WHEN count(*) > 400 THEN '*'
+                                     ELSE string_agg(encode(substr(sha256(k.token), 1, 8), 'hex'), ',') END)
+            FROM marked k GROUP BY k.app_id
+        ),
+        woken AS (
+            SELECT pg_notify('\(RetractStore.readsChannel)', '') FROM marked HAVING count(*) > 0
+        )
+        SELECT p.n, count(DISTINCT t.token), count(t.token), p.at, (SELECT count(*) FROM notified) + (SELECT count(*) FROM woken)
+        FROM point p LEFT JOIN taken t ON t.n = p.n
+        GROUP BY p.n, p.at
+        ORDER BY p.n
+        """
+    typealias Row = (Int, Int, Int, Date?)
+    /// Named once: PostgresNIO's default name is the type's reflected name, made again for every call.
+    static let name = "retract_record_reads"
+
+    var reads: [ReadRecord]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 8)
+        bindings.append(reads.map(\.appID))
+        bindings.append(reads.map(\.id))
+        bindings.append(reads.map(\.recipient))
+        bindings.append(reads.map(\.thread))
+        // No array of PostgresNIO's takes NULLs: what a read leaves out is
+        // passed as what no read gives (an empty reference or token, badge -1).
+        bindings.append(reads.map { read in if case .time(let time) = read.point { time } else { Date.distantPast } })
+        bindings.append(reads.map { read in if case .reference(let reference) = read.point { reference } else { "" } })
+        bindings.append(reads.map { ByteBuffer(bytes: $0.reader?.bytes ?? []) })
+        bindings.append(reads.map { Int32(clamping: $0.badge ?? -1) })
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (n, devices, deliveries, at, _) = try row.decode((Int, Int, Int, Date?, Int).self)
+        return (n, devices, deliveries, at)
+    }
+}
+

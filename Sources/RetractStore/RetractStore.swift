@@ -36,6 +36,10 @@ package final class RetractStore: Sendable {
     /// a cancel must not wait behind them for a connection as well
     /// (``client`` when none was given).
     package let controlClient: PostgresClient
+    /// The pool reads of conversations are taken on (``recordRead(_:)``),
+    /// ``readStatements`` connections that plan their one statement for
+    /// each batch (`plan_cache_mode=force_custom_plan`); ``client`` when none was given.
+    let readMarksClient: PostgresClient
     /// Whether ``readClient`` and ``feedClient`` reach a read replica (a hot
     /// standby, `--read-database-url`): what they read may lag the ledger.
     package let readsFromReplica: Bool
@@ -54,7 +58,12 @@ package final class RetractStore: Sendable {
     /// How long an app read by name is used before it is read again.
     package static let appCacheLifetime: Duration = .seconds(5)
     /// The device feed's page reads, read together while the feed's pool is busy.
-    let feedReads: FeedReads<FeedPageAsk, DeviceFeedPage, StoreError>
+    let feedReads: StatementBatches<FeedPageAsk, DeviceFeedPage, StoreError>
+    /// Reads of conversations, taken together while ``readStatements`` statements run.
+    let readWrites = StatementBatches<ReadRecord, ReadTaken, StoreError>(concurrency: readStatements, maximumBatch: 128)
+    /// How many statements take reads at once: few, so that under load each
+    /// takes many (its plan costs about as much as the reads in it).
+    static let readStatements = 2
     /// When a statement last had its answer, on any pool.
     private let answeredAt = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
     /// When a statement last failed because its connection was lost, on any pool.
@@ -67,10 +76,10 @@ package final class RetractStore: Sendable {
 
     /// A store over `client`, which the caller runs (`client.run()`), as a
     /// service of the server's lifecycle, say. `feedStatements`: how many
-    /// statements read device feed pages at once (``FeedReads``).
+    /// statements read device feed pages at once (``StatementBatches``).
     package init(
         client: PostgresClient, readClient: PostgresClient? = nil, feedClient: PostgresClient? = nil, healthClient: PostgresClient? = nil,
-        controlClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
+        controlClient: PostgresClient? = nil, readMarksClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
         feedStatements: Int = ReadPool().connections / 2, logger: Logger = Logger(label: "retract.store")
     ) {
         self.client = client
@@ -79,8 +88,9 @@ package final class RetractStore: Sendable {
         self.feedClient = feedClient ?? readClient ?? client
         self.healthClient = healthClient ?? client
         self.controlClient = controlClient ?? client
+        self.readMarksClient = readMarksClient ?? client
         self.retention = retention
-        self.feedReads = FeedReads(concurrency: feedStatements)
+        self.feedReads = StatementBatches(concurrency: feedStatements)
         self.logger = logger
     }
 
@@ -125,15 +135,19 @@ package final class RetractStore: Sendable {
         let feedPool = feedPool ?? readURL.map { _ in ReadPool() }
         let feed = try feedPool.map(timed)
         // The feed's page reads take half its connections (at least one): the fewer statements at once, the more pages
-        // each reads (``FeedReads``); the rest read its other questions (an app's newest place).
+        // each reads (``StatementBatches``); the rest read its other questions (an app's newest place).
         let feedConnections = (feedPool ?? readPool)?.connections ?? maximumConnections
         // The ping's own connection, opened on the first ping: a pool kept
         // busy by workers must not read as a database that is down.
         let health = try pool(1)
         let control = try pool(2, open: 1)
-        let clients = [client, health, control] + [reads, feed].compactMap { $0 }
+        // Reads of conversations: one statement, prepared once per connection and planned for each
+        // batch. A plan kept (PostgreSQL's generic plan) is made once, for the tables' sizes then: one
+        // made while read_marks was nearly empty probed all of its primary key for every delivery.
+        let readMarks = try pool(readStatements, startup: [("plan_cache_mode", "force_custom_plan")])
+        let clients = [client, health, control, readMarks] + [reads, feed].compactMap { $0 }
         let store = RetractStore(
-            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control,
+            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control, readMarksClient: readMarks,
             readsFromReplica: readURL != nil, retention: retention, feedStatements: max(1, feedConnections / 2), logger: logger)
         let running = Task {
             await withDiscardingTaskGroup { group in

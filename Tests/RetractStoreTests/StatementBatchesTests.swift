@@ -3,13 +3,13 @@ import Testing
 
 @testable import RetractStore
 
-/// How the device feed's reads share statements (``FeedReads``), with a
+/// How the device feed's reads share statements (``StatementBatches``), with a
 /// read of our own in place of the database: a read that finds a statement
 /// free runs alone at once; reads that come while every statement runs are
 /// read together by the next, at most `maximumBatch` at a time, each given
 /// its own answer.
 @Suite("Feed reads together")
-struct FeedReadsTests {
+struct StatementBatchesTests {
     struct Failed: Error, Equatable { var batch: [Int] }
 
     /// The batches read, in order; the first held until released.
@@ -39,7 +39,7 @@ struct FeedReadsTests {
     /// Starts `count` reads of 0, 1, … one after the other, the first held
     /// until all the others wait; each read's answer, in order.
     private static func answers(
-        _ count: Int, _ reads: FeedReads<Int, Int, Failed>, _ reader: Reader
+        _ count: Int, _ reads: StatementBatches<Int, Int, Failed>, _ reader: Reader
     ) async -> [Result<Int, Failed>] {
         await withTaskGroup(of: (Int, Result<Int, Failed>).self) { group in
             for ask in 0..<count {
@@ -62,20 +62,20 @@ struct FeedReadsTests {
 
     @Test func readsThatComeWhileTheStatementRunsAreReadTogetherEachWithItsOwnAnswer() async throws {
         let reader = Reader()
-        let answers = await Self.answers(10, FeedReads(concurrency: 1), reader)
+        let answers = await Self.answers(10, StatementBatches(concurrency: 1), reader)
         #expect(answers == (0..<10).map { .success($0 * 10) })
         #expect(reader.batches.withLock { $0 } == [[0], Array(1..<10)])
     }
 
     @Test func aBatchHoldsAtMostItsMaximumAndTheRestFollowInOrder() async throws {
         let reader = Reader()
-        let answers = await Self.answers(10, FeedReads(concurrency: 1, maximumBatch: 4), reader)
+        let answers = await Self.answers(10, StatementBatches(concurrency: 1, maximumBatch: 4), reader)
         #expect(answers == (0..<10).map { .success($0 * 10) })
         #expect(reader.batches.withLock { $0 } == [[0], [1, 2, 3, 4], [5, 6, 7, 8], [9]])
     }
 
     @Test func aReadThatFindsAStatementFreeRunsAloneAtOnce() async throws {
-        let reads = FeedReads<Int, Int, Failed>(concurrency: 2)
+        let reads = StatementBatches<Int, Int, Failed>(concurrency: 2)
         let reader = Reader()
         // The first holds one statement; the second finds the other free and is answered while the first still runs.
         let first = Task { try await reads.answer(0) { await reader.read($0) } }
@@ -89,7 +89,7 @@ struct FeedReadsTests {
 
     @Test func aFailedStatementFailsEveryReadItCarriedAndTheNextOnesStillRun() async throws {
         let reader = Reader(failing: true)
-        let reads = FeedReads<Int, Int, Failed>(concurrency: 1, maximumBatch: 3)
+        let reads = StatementBatches<Int, Int, Failed>(concurrency: 1, maximumBatch: 3)
         let answers = await Self.answers(5, reads, reader)
         #expect(
             answers == [.failure(Failed(batch: [0]))] + [1, 2, 3].map { _ in .failure(Failed(batch: [1, 2, 3])) } + [
@@ -101,7 +101,7 @@ struct FeedReadsTests {
     }
 
     @Test func theReadsOfAStatementFailedByItsLeadersCancellationWaitForTheNext() async throws {
-        let reads = FeedReads<Int, Int, Failed>(concurrency: 1)
+        let reads = StatementBatches<Int, Int, Failed>(concurrency: 1)
         let reader = Reader(failsWhenCancelled: true)
         let first = Task { try await reads.answer(0) { await reader.read($0) } }
         while reader.batches.withLock(\.count) == 0 { await Task.yield() }

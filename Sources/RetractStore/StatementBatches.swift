@@ -1,22 +1,24 @@
 import NIOConcurrencyHelpers
 
-/// The device feed's page reads, made together when they come together.
+/// Questions to the ledger made together when they come together: the
+/// device feed's page reads, and reads of conversations (``RetractStore/recordRead(_:)``).
 ///
-/// Every push a phone receives may read its feed, and a broadcast retracted
-/// makes every phone that got it read at once. Each read alone is a
+/// Every push a phone receives may read its feed, a broadcast retracted
+/// makes every phone that got it read at once, and a chat's reads come 10
+/// to 50 times as often as its deletions. Each question alone is a
 /// statement: a connection leased, a snapshot taken, a plan run, an answer
-/// limit watched, PostgreSQL's and PostgresNIO's per-statement work done.
-/// Here at most `concurrency` statements run at a time (half the feed
-/// pool's connections, at least one: ``RetractStore``); a read that comes
-/// while they all run waits, and the next statement reads every page
-/// waiting, up to `maximumBatch`, in one snapshot. Nothing waits for company: a read that finds a statement free
-/// runs at once, alone, so a quiet server reads as it did; the busier it
-/// is, the more each statement carries.
+/// limit watched, a transaction committed, PostgreSQL's and PostgresNIO's
+/// per-statement work done. Here at most `concurrency` statements run at a
+/// time; a question that comes while they all run waits, and the next
+/// statement takes every question waiting, up to `maximumBatch`, at once.
+/// Nothing waits for company: a question that finds a statement free runs
+/// at once, alone, so a quiet server answers as it did; the busier it is,
+/// the more each statement carries.
 ///
-/// No task is made for a batch: the read that starts one runs it, answers
-/// the others, and hands the next batch to the first read still waiting,
-/// which runs it in its own task.
-final class FeedReads<Ask: Sendable, Answer: Sendable, Failure: Error>: Sendable {
+/// No task is made for a batch: the question that starts one runs it,
+/// answers the others, and hands the next batch to the first question
+/// still waiting, which runs it in its own task.
+final class StatementBatches<Ask: Sendable, Answer: Sendable, Failure: Error>: Sendable {
     /// One read's part in a batch: its question, and where its answer goes.
     struct Waiting: Sendable {
         var ask: Ask
@@ -99,7 +101,7 @@ final class FeedReads<Ask: Sendable, Answer: Sendable, Failure: Error>: Sendable
     }
 }
 
-extension FeedReads {
+extension StatementBatches {
     /// Reads waiting for a statement, for tests.
     var waitingReads: Int { state.withLockedValue { $0.waiting.count } }
 }
