@@ -15,7 +15,9 @@
 # transactions of the whole database); then the medians.
 # Uses DATABASE_URL's server when set, else a throwaway PostgreSQL removed at exit.
 #
-#   scripts/bench reads [--users U] [--devices D] [--rate R] [-d SECONDS] [--runs N] [--latency-ms L]
+#   scripts/bench reads [--users U] [--devices D] [--rate R] [-d SECONDS] [--runs N] [--latency-ms L] [--connections C]
+#
+# --connections: the HTTP/1.1 connections the reads are posted on (32), at most 256 reads unanswered.
 set -euo pipefail
 
 users=10000
@@ -24,6 +26,7 @@ rate=2000
 duration=10
 runs=3
 latency=20
+connections=32
 while [ $# -gt 0 ]; do
     case "$1" in
         --users) users=$2; shift 2 ;;
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
         -d) duration=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
         --latency-ms) latency=$2; shift 2 ;;
+        --connections) connections=$2; shift 2 ;;
         *) echo "bench reads: unknown argument $1" >&2; exit 64 ;;
     esac
 done
@@ -43,7 +47,7 @@ open_bench_database retract_bench_reads
 open_bench_work reads
 open_run_databases
 
-echo "users=$users devices=$devices rate=$rate/s for ${duration}s, APNs latency ${latency} ms (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
+echo "users=$users devices=$devices rate=$rate/s on $connections connections for ${duration}s, APNs latency ${latency} ms (release build, $(nproc) cores, PostgreSQL $(psql "$server" -XAtc 'show server_version'))"
 format='%-7s%10s%10s%9s%9s%9s%11s%11s%7s%9s%7s%7s%7s\n'
 # shellcheck disable=SC2059
 printf "$format" run reads/s answer99 push50 push99 pushmax del99-alone del99-reads ratio bytes/rd rows/rd xact/rd bad
@@ -52,7 +56,7 @@ declare -A all
 for run in $(seq 1 "$runs"); do
     new_run_database "$run"
     out=$("$bin/retract-bench" reads --database-url "$run_url" --retract "$bin/retract" --work "$work/run-$run" \
-        --users "$users" --devices "$devices" --rate "$rate" -d "$duration" --latency-ms "$latency")
+        --users "$users" --devices "$devices" --rate "$rate" -d "$duration" --latency-ms "$latency" --connections "$connections")
     drop_run_database
     # The ratio, and every read or push that went wrong: refused, missing, wrong, to the reader.
     out=$(python3 -c 'import json,sys; o=json.loads(sys.argv[1]); o["ratio"]=o["deleteLoadedP99"]/max(o["deleteAloneP99"],0.001); o["bad"]=o["refused"]+o["missing"]+o["wrong"]+o["readerPushes"]; print(json.dumps(o))' "$out")
