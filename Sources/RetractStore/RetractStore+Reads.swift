@@ -93,9 +93,8 @@ extension RetractStore {
     /// Reads come 10 to 50 times as often as deletions, so they are taken
     /// together (``StatementBatches``): a read that finds one of
     /// ``readStatements`` free runs at once, alone; those that come while
-    /// they all run are taken by the next, up to 128 in one statement,
-    /// prepared once per connection of their own pool (``ReadsStatement``,
-    /// ``readMarksClient``).
+    /// they all run are taken by the next, up to 128 in one statement
+    /// (``ReadsStatement``).
     package func recordRead(_ read: ReadRecord) async throws(StoreError) -> ReadTaken {
         try await readWrites.answer(read) { reads in await recordReads(reads) }
     }
@@ -108,7 +107,8 @@ extension RetractStore {
             let statement = ReadsStatement(reads: reads)
             let taken = try await perform(operation, idempotent: true) { [self] in
                 var taken = Array(repeating: ReadTaken(devices: 0, deliveries: 0, upTo: nil), count: reads.count)
-                for try await (n, devices, deliveries, at) in try await readMarksClient.execute(statement, logger: logger)
+                for try await (n, devices, deliveries, at, _) in try await client.query(statement.query, logger: logger)
+                    .decode((Int, Int, Int, Date?, Int).self)
                 where taken.indices.contains(n - 1) {
                     taken[n - 1] = ReadTaken(devices: devices, deliveries: deliveries, upTo: at)
                 }
@@ -266,7 +266,14 @@ extension RetractStore {
 /// order (so that two batches lock the marks they share in the same order).
 /// One row per read: its place in the batch, its devices and deliveries
 /// taken, and its point as a time.
-struct ReadsStatement: PostgresPreparedStatement {
+///
+/// Not a prepared statement: it is planned for each batch, with the batch's
+/// values. A plan kept (PostgreSQL's generic plan) is made once, for the
+/// tables' sizes then: one made while `read_marks` was nearly empty probed
+/// all of its primary key by token for every delivery (2.4 ms a probe at
+/// 4,000 marks). Forcing custom plans instead (`plan_cache_mode`) would take
+/// a startup parameter PgBouncer refuses (docs/operations.md).
+struct ReadsStatement {
     static let sql = """
         WITH r AS (
             SELECT * FROM unnest($1::int8[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bytea[], $8::int4[])
@@ -330,13 +337,11 @@ struct ReadsStatement: PostgresPreparedStatement {
         GROUP BY p.n, p.at
         ORDER BY p.n
         """
-    typealias Row = (Int, Int, Int, Date?)
-    /// Named once: PostgresNIO's default name is the type's reflected name, made again for every call.
-    static let name = "retract_record_reads"
-
     var reads: [ReadRecord]
 
-    func makeBindings() throws -> PostgresBindings {
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: Self.sql, binds: bindings) }
+
+    var bindings: PostgresBindings {
         var bindings = PostgresBindings(capacity: 8)
         bindings.append(reads.map(\.appID))
         bindings.append(reads.map(\.id))
@@ -349,11 +354,6 @@ struct ReadsStatement: PostgresPreparedStatement {
         bindings.append(reads.map { ByteBuffer(bytes: $0.reader?.bytes ?? []) })
         bindings.append(reads.map { Int32(clamping: $0.badge ?? -1) })
         return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row {
-        let (n, devices, deliveries, at, _) = try row.decode((Int, Int, Int, Date?, Int).self)
-        return (n, devices, deliveries, at)
     }
 }
 

@@ -36,10 +36,6 @@ package final class RetractStore: Sendable {
     /// a cancel must not wait behind them for a connection as well
     /// (``client`` when none was given).
     package let controlClient: PostgresClient
-    /// The pool reads of conversations are taken on (``recordRead(_:)``),
-    /// ``readStatements`` connections that plan their one statement for
-    /// each batch (`plan_cache_mode=force_custom_plan`); ``client`` when none was given.
-    let readMarksClient: PostgresClient
     /// Whether ``readClient`` and ``feedClient`` reach a read replica (a hot
     /// standby, `--read-database-url`): what they read may lag the ledger.
     package let readsFromReplica: Bool
@@ -79,7 +75,7 @@ package final class RetractStore: Sendable {
     /// statements read device feed pages at once (``StatementBatches``).
     package init(
         client: PostgresClient, readClient: PostgresClient? = nil, feedClient: PostgresClient? = nil, healthClient: PostgresClient? = nil,
-        controlClient: PostgresClient? = nil, readMarksClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
+        controlClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
         feedStatements: Int = ReadPool().connections / 2, logger: Logger = Logger(label: "retract.store")
     ) {
         self.client = client
@@ -88,7 +84,6 @@ package final class RetractStore: Sendable {
         self.feedClient = feedClient ?? readClient ?? client
         self.healthClient = healthClient ?? client
         self.controlClient = controlClient ?? client
-        self.readMarksClient = readMarksClient ?? client
         self.retention = retention
         self.feedReads = StatementBatches(concurrency: feedStatements)
         self.logger = logger
@@ -141,13 +136,9 @@ package final class RetractStore: Sendable {
         // busy by workers must not read as a database that is down.
         let health = try pool(1)
         let control = try pool(2, open: 1)
-        // Reads of conversations: one statement, prepared once per connection and planned for each
-        // batch. A plan kept (PostgreSQL's generic plan) is made once, for the tables' sizes then: one
-        // made while read_marks was nearly empty probed all of its primary key for every delivery.
-        let readMarks = try pool(readStatements, startup: [("plan_cache_mode", "force_custom_plan")])
-        let clients = [client, health, control, readMarks] + [reads, feed].compactMap { $0 }
+        let clients = [client, health, control] + [reads, feed].compactMap { $0 }
         let store = RetractStore(
-            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control, readMarksClient: readMarks,
+            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control,
             readsFromReplica: readURL != nil, retention: retention, feedStatements: max(1, feedConnections / 2), logger: logger)
         let running = Task {
             await withDiscardingTaskGroup { group in

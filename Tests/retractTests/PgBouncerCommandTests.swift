@@ -59,7 +59,8 @@ struct PgBouncerCommandTests {
 
     /// The configuration docs/operations.md gives: a retraction made through
     /// the API is sent by the workers to every device, the device feed and
-    /// the notification list are read, all through PgBouncer.
+    /// the notification list are read, and a read of a conversation is
+    /// taken and pushed, all through PgBouncer.
     @Test func withTheDocumentedConfigurationTheAPIAndWorkersRunThroughIt() async throws {
         let postgres = try ThrowawayPostgres.start()
         defer { postgres.stop() }
@@ -72,7 +73,7 @@ struct PgBouncerCommandTests {
             try stage.addApp("chat")
             let devices = TestTokens.tokens(0..<30)
             try stage.record("m1", app: "chat", tokens: devices)
-            let key = try ServeCommandTests.createKey(stage, app: "chat", scopes: "retract,read,client")
+            let key = try ServeCommandTests.createKey(stage, app: "chat", scopes: "record,retract,read,client")
             let server = try await ServeProcess.start(
                 ["--read-database-url", bouncer.url("ledger_reads"), "--log-level", "info"],
                 environment: ["DATABASE_URL": bouncer.url("ledger"), "APNS_CA_FILE": apns.caPath])
@@ -86,6 +87,21 @@ struct PgBouncerCommandTests {
             #expect(feed.status == 200 && (feed.json?["retractions"] as? [[String: Any]])?.count == 1, "\(feed)")
             let listed = try await server.http.call("GET", "/v1/notifications?app=chat", key: key)
             #expect(listed.status == 200, "\(listed)")
+
+            // Alice read the conversation on her laptop: her two phones are told.
+            let phones = Array(devices.prefix(2))
+            let recorded = try await server.http.call(
+                "POST", "/v1/deliveries", key: key,
+                body: #"{"app":"chat","reference":"c1","tokens":["\#(phones[0].hex)","\#(phones[1].hex)"],"thread":"t1","recipient":"alice"}"#)
+            #expect(recorded.status == 201, "\(recorded)")
+            let read = try await server.http.call(
+                "POST", "/v1/reads", key: key, body: #"{"app":"chat","recipient":"alice","thread":"t1","upToReference":"c1"}"#)
+            #expect(read.status == 202 && read.json?["devices"] as? Int == 2, "\(read) \(server.log.suffix(2000))")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while phones.contains(where: { apns.inbox($0).count < 2 }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            for phone in phones { #expect(apns.inbox(phone).count == 2, "device \(phone.hex) was not told of the read") }
             #expect(try await server.stop() == 0, "\(server.log.suffix(3000)) \(bouncer.log.suffix(2000))")
         }
     }
