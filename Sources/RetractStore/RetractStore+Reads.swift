@@ -94,7 +94,7 @@ extension RetractStore {
     /// together (``StatementBatches``): a read that finds one of
     /// ``readStatements`` free runs at once, alone; those that come while
     /// they all run are taken by the next, up to 128 in one statement
-    /// (``ReadsStatement``).
+    /// (``ReadsStatement``), on ``readMarksClient``.
     package func recordRead(_ read: ReadRecord) async throws(StoreError) -> ReadTaken {
         try await readWrites.answer(read) { reads in await recordReads(reads) }
     }
@@ -107,10 +107,12 @@ extension RetractStore {
             let statement = ReadsStatement(reads: reads)
             let taken = try await perform(operation, idempotent: true) { [self] in
                 var taken = Array(repeating: ReadTaken(devices: 0, deliveries: 0, upTo: nil), count: reads.count)
-                for try await (n, devices, deliveries, at, _) in try await client.query(statement.query, logger: logger)
-                    .decode((Int, Int, Int, Date?, Int).self)
-                where taken.indices.contains(n - 1) {
-                    taken[n - 1] = ReadTaken(devices: devices, deliveries: deliveries, upTo: at)
+                try await readMarksClient.withConnection { connection in
+                    try await planEachBatch(on: connection)
+                    for try await (n, devices, deliveries, at) in try await connection.execute(statement, logger: logger)
+                    where taken.indices.contains(n - 1) {
+                        taken[n - 1] = ReadTaken(devices: devices, deliveries: deliveries, upTo: at)
+                    }
                 }
                 return taken
             }
@@ -118,6 +120,15 @@ extension RetractStore {
         } catch {
             return Array(repeating: .failure(error), count: reads.count)
         }
+    }
+
+    /// Has the connection plan each statement for its values, once per
+    /// connection of ``readMarksClient`` (a session setting, which
+    /// PgBouncer's session mode keeps; as a startup parameter it refuses it).
+    private func planEachBatch(on connection: PostgresConnection) async throws {
+        guard !readMarksPlanned.withLockedValue({ $0.contains(connection.id) }) else { return }
+        try await connection.query("SET plan_cache_mode = force_custom_plan", logger: logger)
+        readMarksPlanned.withLockedValue { _ = $0.insert(connection.id) }
     }
 
     /// The channel a read notifies when it owes pushes (``recordRead(_:)``).
@@ -267,13 +278,13 @@ extension RetractStore {
 /// One row per read: its place in the batch, its devices and deliveries
 /// taken, and its point as a time.
 ///
-/// Not a prepared statement: it is planned for each batch, with the batch's
-/// values. A plan kept (PostgreSQL's generic plan) is made once, for the
-/// tables' sizes then: one made while `read_marks` was nearly empty probed
-/// all of its primary key by token for every delivery (2.4 ms a probe at
-/// 4,000 marks). Forcing custom plans instead (`plan_cache_mode`) would take
-/// a startup parameter PgBouncer refuses (docs/operations.md).
-struct ReadsStatement {
+/// Prepared once per connection, and planned for each batch with the
+/// batch's values (``RetractStore/recordReads(_:)`` sets `plan_cache_mode`
+/// on each connection of its pool): a plan kept (PostgreSQL's generic plan)
+/// is made for the tables' sizes then, and one made while `read_marks` or
+/// `deliveries` were nearly empty probed them by part of their keys
+/// (`app_id` alone) for every delivery.
+struct ReadsStatement: PostgresPreparedStatement {
     static let sql = """
         WITH r AS (
             SELECT * FROM unnest($1::int8[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::bytea[], $8::int4[])
@@ -337,11 +348,13 @@ struct ReadsStatement {
         GROUP BY p.n, p.at
         ORDER BY p.n
         """
+    typealias Row = (Int, Int, Int, Date?)
+    /// Named once: PostgresNIO's default name is the type's reflected name, made again for every call.
+    static let name = "retract_record_reads"
+
     var reads: [ReadRecord]
 
-    var query: PostgresQuery { PostgresQuery(unsafeSQL: Self.sql, binds: bindings) }
-
-    var bindings: PostgresBindings {
+    func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 8)
         bindings.append(reads.map(\.appID))
         bindings.append(reads.map(\.id))
@@ -354,6 +367,11 @@ struct ReadsStatement {
         bindings.append(reads.map { ByteBuffer(bytes: $0.reader?.bytes ?? []) })
         bindings.append(reads.map { Int32(clamping: $0.badge ?? -1) })
         return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let (n, devices, deliveries, at, _) = try row.decode((Int, Int, Int, Date?, Int).self)
+        return (n, devices, deliveries, at)
     }
 }
 

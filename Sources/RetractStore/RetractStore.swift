@@ -36,6 +36,13 @@ package final class RetractStore: Sendable {
     /// a cancel must not wait behind them for a connection as well
     /// (``client`` when none was given).
     package let controlClient: PostgresClient
+    /// The pool reads of conversations are taken on (``recordRead(_:)``):
+    /// ``readStatements`` connections of their own, so that a read does not
+    /// wait behind the workers for a connection (``client`` when none was
+    /// given, whose connections are then set as ``readMarksPlanned`` says).
+    let readMarksClient: PostgresClient
+    /// The connections of ``readMarksClient`` set to plan each statement for its values.
+    let readMarksPlanned = NIOLockedValueBox<Set<PostgresConnection.ID>>([])
     /// Whether ``readClient`` and ``feedClient`` reach a read replica (a hot
     /// standby, `--read-database-url`): what they read may lag the ledger.
     package let readsFromReplica: Bool
@@ -75,7 +82,7 @@ package final class RetractStore: Sendable {
     /// statements read device feed pages at once (``StatementBatches``).
     package init(
         client: PostgresClient, readClient: PostgresClient? = nil, feedClient: PostgresClient? = nil, healthClient: PostgresClient? = nil,
-        controlClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
+        controlClient: PostgresClient? = nil, readMarksClient: PostgresClient? = nil, readsFromReplica: Bool = false, retention: Retention = Retention(),
         feedStatements: Int = ReadPool().connections / 2, logger: Logger = Logger(label: "retract.store")
     ) {
         self.client = client
@@ -84,6 +91,7 @@ package final class RetractStore: Sendable {
         self.feedClient = feedClient ?? readClient ?? client
         self.healthClient = healthClient ?? client
         self.controlClient = controlClient ?? client
+        self.readMarksClient = readMarksClient ?? client
         self.retention = retention
         self.feedReads = StatementBatches(concurrency: feedStatements)
         self.logger = logger
@@ -136,9 +144,10 @@ package final class RetractStore: Sendable {
         // busy by workers must not read as a database that is down.
         let health = try pool(1)
         let control = try pool(2, open: 1)
-        let clients = [client, health, control] + [reads, feed].compactMap { $0 }
+        let readMarks = try pool(readStatements)
+        let clients = [client, health, control, readMarks] + [reads, feed].compactMap { $0 }
         let store = RetractStore(
-            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control,
+            client: client, readClient: reads, feedClient: feed, healthClient: health, controlClient: control, readMarksClient: readMarks,
             readsFromReplica: readURL != nil, retention: retention, feedStatements: max(1, feedConnections / 2), logger: logger)
         let running = Task {
             await withDiscardingTaskGroup { group in
